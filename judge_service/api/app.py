@@ -1,0 +1,106 @@
+"""The FastAPI application, built by :func:`create_app` from a ``Settings``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from judge_service.api.body import BodyGuard
+from judge_service.api.routes import health, keys, rewards
+from judge_service.errors import JudgeServiceError
+from judge_service.registry import Registry
+from judge_service.settings import Settings
+from judge_service.worker.dispatch import Dispatcher, make_dispatcher
+
+log = logging.getLogger(__name__)
+
+
+def _field(loc: tuple) -> str:
+    parts = [str(p) for p in loc if p != "body"]
+    return ".".join(parts) or "body"
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = [
+        {
+            "field": _field(tuple(e.get("loc", ()))),
+            "message": e.get("msg", ""),
+            "type": e.get("type"),
+        }
+        for e in exc.errors()
+    ]
+    if any(e["type"] == "json_invalid" for e in errors):
+        body = {
+            "error": {
+                "code": "malformed_json",
+                "message": "the body is not valid JSON",
+                "detail": errors,
+            }
+        }
+        return JSONResponse(body, status_code=400)
+    fields = ", ".join(dict.fromkeys(e["field"] for e in errors))
+    message = f"invalid request: {fields}: {errors[0]['message']}" if errors else "invalid request"
+    body = {"error": {"code": "validation_error", "message": message, "detail": errors}}
+    return JSONResponse(body, status_code=422)
+
+
+async def _service_error(request: Request, exc: JudgeServiceError) -> JSONResponse:
+    return JSONResponse(exc.to_json(), status_code=exc.status_code)
+
+
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    body = {"error": {"code": code, "message": str(exc.detail), "detail": None}}
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    body = {"error": {"code": "internal_error", "message": "internal error", "detail": None}}
+    return JSONResponse(body, status_code=500)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    registry: Registry | None = None,
+    dispatcher: Dispatcher | None = None,
+) -> FastAPI:
+    """The service's ASGI app. The dispatcher (in-process or Celery) starts with the app."""
+    plugins = registry or Registry()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
+        resume = getattr(app.state.dispatcher, "resume_unfinished", None)
+        if resume is not None:
+            resumed = resume()
+            if resumed:
+                log.info("resumed %d unfinished batches", len(resumed))
+        try:
+            yield
+        finally:
+            app.state.dispatcher.close()
+
+    app = FastAPI(
+        title="judge-service",
+        version="0.1.0",
+        summary="Rewards for RL from LLM judge panels, rubrics and a hindsight hack audit.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.registry = plugins
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)
+    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    for module in (health, rewards, keys):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,179 @@
+"""What the rewards routes do, as plain functions: validate, store, read back.
+
+The API never calls a model: it stores the batch, hands it to the dispatcher,
+and reads results that workers wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import uuid
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from judge_service import wire
+from judge_service.domain import CallUsage, Outcome
+from judge_service.errors import Conflict, DuplicateSampleIds, NotFound, UnknownRubric
+from judge_service.panels import build_panel, normalise_spec
+from judge_service.registry import Registry
+from judge_service.settings import Settings
+from judge_service.storage import audit, batches
+from judge_service.storage.results import load_outcomes
+from judge_service.storage.tables import ApiKeyRow, BatchRow
+
+LOCAL_JUDGE = "local/smollm2-135m"
+
+
+def request_hash(request: wire.RewardRequest) -> str:
+    """Fingerprint of what decides the rewards (``wait`` and ``timeout_s`` left out)."""
+    content = request.model_dump(mode="json", exclude={"wait", "timeout_s"})
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def check_unique_ids(request: wire.RewardRequest) -> None:
+    seen: set[str] = set()
+    duplicates = sorted({s.id for s in request.samples if s.id in seen or seen.add(s.id)})
+    if duplicates:
+        raise DuplicateSampleIds(
+            f"sample ids must be unique in a batch; repeated: {', '.join(duplicates[:10])}",
+            detail={"field": "samples.id", "duplicates": duplicates[:100]},
+        )
+
+
+def resolve_plan(
+    request: wire.RewardRequest, *, settings: Settings, registry: Registry
+) -> dict[str, Any]:
+    """The judges, aggregator and quorum to store with the batch; 422 on anything unknown."""
+    if request.rubric is not None:
+        raise UnknownRubric(
+            f"rubric {request.rubric!r} is unknown", detail={"rubric": request.rubric}
+        )
+    raw_specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE]
+    specs = [
+        normalise_spec(s if isinstance(s, str) else s.model_dump(mode="json")) for s in raw_specs
+    ]
+    aggregator = request.aggregator or settings.default_aggregator
+    build_panel(specs, registry=registry, aggregator=aggregator, quorum=request.quorum)
+    return {"judges": specs, "aggregator": aggregator, "quorum": request.quorum}
+
+
+def store_batch(
+    request: wire.RewardRequest,
+    *,
+    session: Session,
+    plan: dict[str, Any],
+    settings: Settings,
+    key: ApiKeyRow,
+) -> tuple[BatchRow, bool]:
+    """Commit the batch and its samples; returns ``(batch, created)``.
+
+    With an ``idempotency_key`` already used for the same request, the existing
+    batch comes back and nothing is written; used for another request, 409.
+    """
+    fingerprint = request_hash(request)
+    if request.idempotency_key:
+        existing = batches.find_by_idempotency_key(session=session, key=request.idempotency_key)
+        if existing is not None:
+            return _same_request(existing, fingerprint), False
+    timeout_s = min(request.timeout_s or settings.default_timeout_s, settings.max_timeout_s)
+    batch_id = uuid.uuid4().hex
+    try:
+        batch = batches.create_batch(
+            session=session,
+            batch_id=batch_id,
+            samples=[s.model_dump(mode="json") for s in request.samples],
+            plan=plan,
+            request_hash=fingerprint,
+            timeout_s=timeout_s,
+            run_id=request.run_id,
+            step=request.step,
+            rubric_ref=None,
+            idempotency_key=request.idempotency_key,
+            api_key_id=key.id,
+        )
+        audit.record(
+            session=session,
+            actor=key.id,
+            action="batch.create",
+            target=batch_id,
+            detail={"samples": len(request.samples), "run_id": request.run_id},
+        )
+        session.commit()
+    except IntegrityError:  # a concurrent request with the same idempotency key won the race
+        session.rollback()
+        existing = batches.find_by_idempotency_key(
+            session=session, key=request.idempotency_key or ""
+        )
+        if existing is None:
+            raise
+        return _same_request(existing, fingerprint), False
+    return batch, True
+
+
+def _same_request(existing: BatchRow, fingerprint: str) -> BatchRow:
+    if existing.request_hash != fingerprint:
+        raise Conflict(
+            "this idempotency_key was already used for a different request",
+            detail={"field": "idempotency_key", "batch_id": existing.id},
+        )
+    return existing
+
+
+def discard_batch(*, session: Session, batch_id: str) -> None:
+    """Remove a batch that could not be handed to a worker (the client gets a 503)."""
+    batch = batches.get_batch(session=session, batch_id=batch_id)
+    if batch is not None:
+        for sample in batch.samples:
+            session.delete(sample)
+        session.delete(batch)
+        session.commit()
+
+
+def _groups(
+    outcomes: list[tuple[int, Outcome]], group_of: dict[int, str | None]
+) -> dict[str, wire.GroupStats]:
+    rewards: dict[str, list[float]] = {}
+    for position, outcome in outcomes:
+        group = group_of.get(position)
+        if group is None:
+            continue
+        bucket = rewards.setdefault(group, [])
+        if outcome.valid and outcome.reward is not None:
+            bucket.append(outcome.reward)
+    stats = {}
+    for group, values in rewards.items():
+        std = statistics.pstdev(values) if len(values) >= 2 else 0.0
+        stats[group] = wire.GroupStats(reward_std=round(std, 6), has_advantage=std > 1e-9)
+    return stats
+
+
+def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse:
+    """The batch as the API answers it; results only once it is done."""
+    batch = batches.get_batch(session=session, batch_id=batch_id)
+    if batch is None:
+        raise NotFound(f"no batch {batch_id!r}", detail={"batch_id": batch_id})
+    scored = batches.count_results(session=session, batch_id=batch_id)
+    response = wire.RewardResponse(
+        batch_id=batch.id,
+        status=batch.status,  # type: ignore[arg-type]
+        rubric=batch.rubric_ref,
+        run_id=batch.run_id,
+        step=batch.step,
+        progress=wire.Progress(scored=scored, total=batch.n_samples),
+    )
+    if batch.status != "done":
+        return response
+    samples = batch.samples
+    outcomes = load_outcomes(
+        session=session, batch_id=batch_id, sample_ids={s.id: s.external_id for s in samples}
+    )
+    usage = sum((o.usage for _, o in outcomes), CallUsage())
+    response.results = [wire.SampleResult.model_validate(o.model_dump()) for _, o in outcomes]
+    response.groups = _groups(outcomes, {s.position: s.group_id for s in samples})
+    response.usage = wire.Usage.model_validate(usage.model_dump())
+    return response

@@ -1,0 +1,125 @@
+"""Raw request-body checks that run before FastAPI parses anything.
+
+Why a hand-written ASGI middleware: the status codes the contract asks for
+(413 for size, 400 for bad UTF-8, unpaired surrogates or bad JSON) must be
+decided on the raw bytes, before routing and model validation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from judge_service.errors import (
+    InvalidEncoding,
+    JudgeServiceError,
+    MalformedJSON,
+    PayloadTooLarge,
+)
+
+
+#: Routes whose bodies are always JSON.
+JSON_PATHS = ("/v1/", "/get_reward")
+
+
+def _check_json(body: bytes) -> None:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEncoding(
+            f"the body is not valid UTF-8 (byte {exc.start})", detail={"position": exc.start}
+        ) from exc
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedJSON(
+            f"the body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            detail={"line": exc.lineno, "column": exc.colno},
+        ) from exc
+    try:  # escapes like "\ud800" decode to lone surrogates, which no UTF-8 text can hold
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidEncoding("the body contains an unpaired UTF-16 surrogate escape") from exc
+
+
+async def _send_error(send: Send, error: JudgeServiceError) -> None:
+    payload = json.dumps(error.to_json()).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": error.status_code,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+class BodyGuard:
+    """Rejects bodies over the size limit (413) and JSON bodies that are not UTF-8 JSON (400)."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        headers: dict[bytes, bytes] = dict(scope.get("headers") or [])
+        limit_error = PayloadTooLarge(
+            f"the body is larger than {self.max_bytes} bytes (JS_MAX_BODY_MB)",
+            detail={"max_bytes": self.max_bytes},
+        )
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await _send_error(send, limit_error)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await _send_error(send, limit_error)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        is_json = content_type == b"application/json" or content_type.endswith(b"+json")
+        if scope["path"].startswith(JSON_PATHS) and not is_json:
+            # JSON APIs read the body as JSON whatever the client declared (curl -d
+            # sends a form type), so the client gets a JSON error, not a type error.
+            headers[b"content-type"] = b"application/json"
+            scope = {**scope, "headers": list(headers.items())}
+            is_json = True
+        if body and is_json:
+            try:
+                _check_json(body)
+            except JudgeServiceError as error:
+                await _send_error(send, error)
+                return
+        await self.app(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Any:
+    """A ``receive`` that hands the buffered body over once, then defers to the real one."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

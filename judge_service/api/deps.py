@@ -1,0 +1,70 @@
+"""FastAPI dependencies: settings, database sessions, and the caller's key and role."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from judge_service.errors import Forbidden, Unauthorized
+from judge_service.settings import Settings
+from judge_service.storage.db import session_factory
+from judge_service.storage.keys import find_key
+from judge_service.storage.tables import ApiKeyRow
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    session = session_factory(request.app.state.settings.database_url)()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def presented_key(request: Request) -> str | None:
+    """The key from ``Authorization: Bearer``, ``?api_key=``, or the session cookie."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return request.query_params.get("api_key") or request.cookies.get("js_session") or None
+
+
+def current_key(request: Request, session: SessionDep) -> ApiKeyRow:
+    key = presented_key(request)
+    if not key:
+        raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
+    row = find_key(session=session, key=key)
+    if row is None:
+        raise Unauthorized("the API key is unknown or revoked")
+    return row
+
+
+def require(*roles: str) -> Callable[..., ApiKeyRow]:
+    """A dependency admitting only keys with one of ``roles`` (403 otherwise)."""
+
+    def check(key: Annotated[ApiKeyRow, Depends(current_key)]) -> ApiKeyRow:
+        if key.role not in roles:
+            raise Forbidden(
+                f"a {key.role} key may not do this; it needs one of: {', '.join(roles)}",
+                detail={"role": key.role, "allowed": list(roles)},
+            )
+        return key
+
+    return check
+
+
+AnyKey = Annotated[ApiKeyRow, Depends(current_key)]
+TrainerKey = Annotated[ApiKeyRow, Depends(require("trainer", "admin"))]
+ReviewerKey = Annotated[ApiKeyRow, Depends(require("reviewer", "admin"))]
+AdminKey = Annotated[ApiKeyRow, Depends(require("admin"))]

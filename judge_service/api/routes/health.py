@@ -1,0 +1,46 @@
+"""Open health endpoints: liveness, and readiness of the database and the broker."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from starlette.concurrency import run_in_threadpool
+
+from judge_service.storage.db import get_engine, schema_is_current
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+def _database_ready(url: str) -> str:
+    try:
+        with get_engine(url).connect() as connection:
+            connection.execute(text("SELECT 1"))
+        return (
+            "ok"
+            if schema_is_current(url)
+            else "schema is not current: run `judge-service db upgrade`"
+        )
+    except Exception as exc:  # readiness reports the failure instead of raising it
+        return f"unreachable: {type(exc).__name__}"
+
+
+@router.get("/readyz")
+async def readyz(request: Request) -> JSONResponse:
+    """Ready when the database answers at the newest schema and the broker is reachable."""
+    state = request.app.state
+    checks = {
+        "database": await run_in_threadpool(_database_ready, state.settings.database_url),
+        "queue": "ok" if await run_in_threadpool(state.dispatcher.ping) else "unreachable",
+    }
+    ready = all(value == "ok" for value in checks.values())
+    return JSONResponse(
+        {"status": "ready" if ready else "not ready", "checks": checks},
+        status_code=200 if ready else 503,
+    )

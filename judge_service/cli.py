@@ -1,0 +1,150 @@
+"""``judge-service``: serve, worker, db upgrade, keys create, plugins, score, local-model.
+
+Every command builds its settings once from the environment and works from any
+working directory: migrations and templates come from the installed package.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judge_service.settings import get_settings
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
+keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
+app.add_typer(db_app, name="db")
+app.add_typer(keys_app, name="keys")
+
+
+def _logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = "head") -> None:
+    """Create or migrate the tables (Alembic) of JS_DATABASE_URL."""
+    from judge_service.storage.db import upgrade
+
+    settings = get_settings()
+    upgrade(settings.database_url, revision)
+    typer.echo(f"database at {revision}: {settings.database_url.split('@')[-1]}")
+
+
+@keys_app.command("create")
+def keys_create(
+    role: Annotated[str, typer.Option(help="trainer, reviewer or admin")],
+    name: Annotated[str | None, typer.Option(help="A label for the key")] = None,
+) -> None:
+    """Create an API key. The key is printed once, alone on the last line."""
+    from judge_service.storage import audit
+    from judge_service.storage.db import session_scope
+    from judge_service.storage.keys import create_key
+
+    if role not in ("trainer", "reviewer", "admin"):
+        raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
+    settings = get_settings()
+    with session_scope(settings.database_url) as session:
+        row, plain = create_key(session=session, role=role, name=name)
+        audit.record(
+            session=session, actor="cli", action="key.create", target=row.id, detail={"role": role}
+        )
+    typer.echo(f"created {role} key {row.id}; it is shown only now:")
+    typer.echo(plain)
+
+
+@app.command()
+def plugins() -> None:
+    """List the installed judges, detectors and aggregators with their packages."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from judge_service.registry import Registry
+
+    table = Table("kind", "name", "package", "target", "status")
+    for info in Registry().describe():
+        status = "ok" if info.error is None else f"[red]failed: {info.error}[/red]"
+        table.add_row(
+            info.kind[:-1], info.name, f"{info.distribution} {info.version}", info.target, status
+        )
+    Console(width=200).print(table)
+
+
+@app.command()
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    migrate: Annotated[bool, typer.Option(help="Run `db upgrade` first (default when embedded)")]
+    | None = None,
+) -> None:
+    """Run the HTTP API (embedded executor when JS_BROKER_URL is unset)."""
+    import uvicorn
+
+    from judge_service.api.app import create_app
+    from judge_service.storage.db import upgrade
+
+    settings = get_settings()
+    _logging(settings.log_level)
+    if migrate if migrate is not None else settings.embedded:
+        upgrade(settings.database_url)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower())
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[int, typer.Option(help="Batches scored at once")] = 4,
+    pool: Annotated[str, typer.Option(help="Celery pool: threads, prefork, solo")] = "threads",
+) -> None:
+    """Run a Celery worker on JS_BROKER_URL."""
+    from judge_service.worker.celery_app import QUEUE, make_worker
+
+    settings = get_settings()
+    if settings.embedded:
+        raise typer.BadParameter("JS_BROKER_URL is not set; the embedded server needs no worker")
+    _logging(settings.log_level)
+    make_worker(settings).worker_main(
+        [
+            "worker",
+            f"--loglevel={settings.log_level}",
+            f"--concurrency={concurrency}",
+            f"--pool={pool}",
+            "-Q",
+            QUEUE,
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    )
+
+
+@app.command()
+def score(
+    infile: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="JSONL, a sample a line")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="JSONL, a result a line")],
+    judge: Annotated[list[str] | None, typer.Option(help="Judge spec; repeat for a panel")] = None,
+    aggregator: str | None = None,
+    timeout_s: float = 600.0,
+) -> None:
+    """Score a JSONL file through the same pipeline, with a progress bar and a summary."""
+    from judge_service.worker.offline import score_file
+
+    settings = get_settings()
+    _logging("WARNING")
+    score_file(
+        infile, out, settings=settings, judges=judge, aggregator=aggregator, timeout_s=timeout_s
+    )
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

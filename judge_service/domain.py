@@ -1,0 +1,198 @@
+"""Domain objects the pipeline works on: samples, rubrics, verdicts, findings, outcomes.
+
+Pure pydantic, importing nothing else of the package. Prompts and completions
+arrive already validated by the wire layer, so here they are plain text or a
+list of OpenAI-style message dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Chat = list[dict[str, Any]]
+FailureKind = Literal["judge_failed", "below_quorum", "timeout", "bad_sample", "internal_error"]
+Severity = Literal["info", "low", "medium", "high"]
+
+
+def _part_text(content: Any) -> str:
+    """Text of a message ``content``: a string, or a list of ``{"type": "text"}`` parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+
+
+class SampleNotScorable(ValueError):
+    """Raised by a judge when the sample lacks what it needs (a reference, say).
+
+    The pipeline masks such a sample as ``bad_sample`` rather than ``judge_failed``:
+    the fault is in the data, not in the judge.
+    """
+
+
+class Sample(BaseModel):
+    """One rollout to score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    group_id: str | None = None
+    prompt: str | Chat
+    completion: str | Chat
+    reference: Any = None
+    context: list[str] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def prompt_text(self) -> str:
+        """The task as text: the prompt string, or the last user message of a chat."""
+        if isinstance(self.prompt, str):
+            return self.prompt
+        users = [m for m in self.prompt if m.get("role") == "user"]
+        return _part_text((users or self.prompt or [{}])[-1].get("content"))
+
+    def answer_text(self) -> str:
+        """The final answer: the completion string, or the last assistant message's text."""
+        if isinstance(self.completion, str):
+            return self.completion
+        for message in reversed(self.completion):
+            if message.get("role") == "assistant" and _part_text(message.get("content")).strip():
+                return _part_text(message.get("content"))
+        return ""
+
+    def transcript(self) -> str:
+        """The whole completion as readable text, tool calls and tool results included."""
+        if isinstance(self.completion, str):
+            return self.completion
+        lines = []
+        for message in self.completion:
+            role = message.get("role", "?")
+            text = _part_text(message.get("content"))
+            if text:
+                lines.append(f"[{role}] {text}")
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                arguments = function.get("arguments", "")
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments, ensure_ascii=False)
+                lines.append(f"[{role} -> tool {function.get('name', '?')}] {arguments}")
+        return "\n".join(lines)
+
+    def is_blank(self) -> bool:
+        """True when there is nothing to judge (empty or whitespace-only completion)."""
+        if isinstance(self.completion, str):
+            return not self.completion.strip()
+        return not self.transcript().strip()
+
+
+class Criterion(BaseModel):
+    """A yes/no rubric item. A negative weight marks a pitfall."""
+
+    id: str
+    text: str
+    weight: float = 1.0
+    tags: list[str] = Field(default_factory=list)
+
+
+class Rubric(BaseModel):
+    name: str
+    version: int = 1
+    description: str = ""
+    criteria: list[Criterion] = Field(default_factory=list)
+    prompts: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+class CallUsage(BaseModel):
+    """What scoring cost: model calls, cache hits, tokens, dollars."""
+
+    judge_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: CallUsage) -> CallUsage:
+        return CallUsage(
+            judge_calls=self.judge_calls + other.judge_calls,
+            cache_hits=self.cache_hits + other.cache_hits,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class JudgeScore(BaseModel):
+    """What a judge plugin returns for one sample."""
+
+    score: float = Field(ge=0.0, le=1.0)
+    rationale: str = ""
+    components: dict[str, float] = Field(default_factory=dict)
+    usage: CallUsage = Field(default_factory=CallUsage)
+
+
+class Verdict(BaseModel):
+    """One judge's say on one sample, failure included: a failure is data, not a crash."""
+
+    judge: str
+    weight: float = 1.0
+    score: float | None = None
+    rationale: str | None = None
+    error: str | None = None
+    timed_out: bool = False
+    not_scorable: bool = False
+    components: dict[str, float] = Field(default_factory=dict)
+    usage: CallUsage = Field(default_factory=CallUsage)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.score is not None
+
+
+class Finding(BaseModel):
+    detector: str
+    kind: str
+    severity: Severity
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: str
+
+
+class Outcome(BaseModel):
+    """The scored result of one sample, as stored and as answered."""
+
+    id: str
+    reward: float | None
+    valid: bool
+    failure_kind: FailureKind | None = None
+    failure_reason: str | None = None
+    raw_reward: float | None = None
+    penalty: float = 0.0
+    hack_score: float = 0.0
+    components: dict[str, float] = Field(default_factory=dict)
+    judges: list[Verdict] = Field(default_factory=list)
+    agreement: float | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    usage: CallUsage = Field(default_factory=CallUsage)
+
+    @classmethod
+    def masked(
+        cls, sample_id: str, kind: FailureKind, reason: str, judges: list[Verdict] | None = None
+    ) -> Outcome:
+        """A sample whose reward could not be computed: ``reward`` is None, never 0."""
+        verdicts = judges or []
+        usage = sum((v.usage for v in verdicts), CallUsage())
+        return cls(
+            id=sample_id,
+            reward=None,
+            valid=False,
+            failure_kind=kind,
+            failure_reason=reason,
+            judges=verdicts,
+            usage=usage,
+        )

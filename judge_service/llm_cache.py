@@ -1,0 +1,106 @@
+"""The verdict cache of :mod:`judge_service.llm`: Redis in production, an in-process LRU embedded.
+
+Keys are digests of what decides a verdict (model, template, sample content, rubric version,
+schema, sampling), never the rendered prompt, whose fence boundary is random.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    """A stable digest of everything that decides a verdict."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return "js:verdict:" + hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ResultCache(Protocol):
+    """Where verdicts are kept. A failing cache is a miss, never a failed judge."""
+
+    async def get(self, key: str) -> dict[str, Any] | None: ...
+
+    async def set(self, key: str, value: dict[str, Any]) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class MemoryCache:
+    """In-process LRU cache: the embedded default (no set-up)."""
+
+    def __init__(self, max_items: int = 100_000) -> None:
+        self.max_items = max_items
+        self._items: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            blob = self._items.get(key)
+            if blob is not None:
+                self._items.move_to_end(key)
+        return None if blob is None else json.loads(blob)
+
+    async def set(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[key] = json.dumps(value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_items:
+                self._items.popitem(last=False)
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
+
+class RedisCache:
+    """Redis cache shared by all workers; one asyncio client per event loop (loop-bound)."""
+
+    def __init__(self, url: str, *, ttl_s: int = 30 * 86400) -> None:
+        self.url = url
+        self.ttl_s = ttl_s
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _client(self) -> Any:
+        from redis import asyncio as aioredis
+
+        loop = asyncio.get_running_loop()
+        if loop not in self._clients:
+            self._clients[loop] = aioredis.from_url(
+                self.url, socket_connect_timeout=2, socket_timeout=2
+            )
+        return self._clients[loop]
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            blob = await self._client().get(key)
+        except Exception as exc:  # the cache is an optimisation: a Redis outage is a miss
+            log.warning("verdict cache read failed: %s", exc)
+            return None
+        return None if blob is None else json.loads(blob)
+
+    async def set(self, key: str, value: dict[str, Any]) -> None:
+        try:
+            await self._client().set(key, json.dumps(value), ex=self.ttl_s)
+        except Exception as exc:
+            log.warning("verdict cache write failed: %s", exc)
+
+    async def aclose(self) -> None:
+        """Close the running loop's client."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+
+def make_cache(url: str | None) -> ResultCache:
+    """Redis when a URL is set, else in-process."""
+    return RedisCache(url) if url else MemoryCache()

@@ -1,0 +1,66 @@
+"""Building a judge panel from the specs of a request, through the plugin registry.
+
+A judge spec is a plugin name (``"reference_match"``), an object
+``{"name": ..., "weight": ..., <options>}``, or a litellm model string (it
+contains a ``/``), which becomes the ``llm`` plugin with ``model=<string>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge_service.errors import UnknownAggregator, UnknownJudge
+from judge_service.pipeline.consensus import Panel
+from judge_service.pipeline.judging import PanelMember
+from judge_service.registry import PluginError, Registry
+
+LLM_PLUGIN = "llm"
+
+
+def normalise_spec(spec: str | dict[str, Any]) -> dict[str, Any]:
+    """Every spec as a dict with ``name`` and ``weight``."""
+    if isinstance(spec, str):
+        return {"name": spec, "weight": 1.0}
+    normal = dict(spec)
+    normal.setdefault("weight", 1.0)
+    return normal
+
+
+def build_member(spec: dict[str, Any], *, registry: Registry, extra: dict[str, Any]) -> PanelMember:
+    """One panel member; ``extra`` options (a model client, say) go to LLM judges only."""
+    options = {k: v for k, v in spec.items() if k not in ("name", "weight")}
+    name = spec["name"]
+    try:
+        if "/" in name:
+            if LLM_PLUGIN not in registry.names("judges"):
+                raise PluginError("model judges need the `llm` judge plugin, not installed")
+            judge = registry.create("judges", LLM_PLUGIN, model=name, **extra, **options)
+        else:
+            judge = registry.create("judges", name, **options)
+    except PluginError as exc:
+        raise UnknownJudge(
+            f"judge {name!r} cannot be used: {exc}", detail={"judge": name, "reason": str(exc)}
+        ) from exc
+    return PanelMember(name=name, judge=judge, weight=float(spec.get("weight", 1.0)))
+
+
+def build_panel(
+    specs: list[dict[str, Any]],
+    *,
+    registry: Registry,
+    aggregator: str,
+    quorum: int | None = None,
+    llm_options: dict[str, Any] | None = None,
+) -> Panel:
+    """A panel of judges with its aggregator and quorum; raises UnknownJudge/UnknownAggregator."""
+    members = [build_member(s, registry=registry, extra=llm_options or {}) for s in specs]
+    try:
+        combine = registry.create("aggregators", aggregator)
+    except PluginError as exc:
+        raise UnknownAggregator(
+            f"aggregator {aggregator!r} cannot be used: {exc}",
+            detail={"aggregator": aggregator, "known": registry.names("aggregators")},
+        ) from exc
+    size = sum(1 for m in members if m.weight > 0)
+    chosen = Panel.default_quorum(size) if quorum is None else min(quorum, max(size, 1))
+    return Panel(members=members, aggregator=combine, quorum=chosen)

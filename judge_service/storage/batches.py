@@ -1,0 +1,116 @@
+"""Repository for batches and their samples."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
+from judge_service.storage.types import utcnow
+
+
+def create_batch(
+    *,
+    session: Session,
+    batch_id: str,
+    samples: list[dict[str, Any]],
+    plan: dict[str, Any],
+    request_hash: str,
+    timeout_s: float,
+    run_id: str | None = None,
+    step: int | None = None,
+    rubric_ref: str | None = None,
+    idempotency_key: str | None = None,
+    api_key_id: str | None = None,
+) -> BatchRow:
+    """Insert a batch and all its samples (the caller commits before acknowledging)."""
+    now = utcnow()
+    batch = BatchRow(
+        id=batch_id,
+        status="queued",
+        created_at=now,
+        deadline_at=now + timedelta(seconds=timeout_s),
+        timeout_s=timeout_s,
+        run_id=run_id,
+        step=step,
+        rubric_ref=rubric_ref,
+        plan=plan,
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+        api_key_id=api_key_id,
+        n_samples=len(samples),
+    )
+    session.add(batch)
+    session.flush()
+    session.add_all(
+        SampleRow(
+            batch_id=batch_id,
+            position=position,
+            external_id=payload["id"],
+            group_id=payload.get("group_id"),
+            payload=payload,
+        )
+        for position, payload in enumerate(samples)
+    )
+    return batch
+
+
+def get_batch(*, session: Session, batch_id: str) -> BatchRow | None:
+    return session.get(BatchRow, batch_id)
+
+
+def find_by_idempotency_key(*, session: Session, key: str) -> BatchRow | None:
+    return session.scalars(select(BatchRow).where(BatchRow.idempotency_key == key)).first()
+
+
+def unscored_samples(*, session: Session, batch_id: str) -> list[SampleRow]:
+    """Samples of the batch that have no result yet, in order."""
+    scored = select(ResultRow.sample_id).where(ResultRow.batch_id == batch_id)
+    return list(
+        session.scalars(
+            select(SampleRow)
+            .where(SampleRow.batch_id == batch_id, SampleRow.id.not_in(scored))
+            .order_by(SampleRow.position)
+        )
+    )
+
+
+def count_results(*, session: Session, batch_id: str) -> int:
+    query = select(func.count()).select_from(ResultRow).where(ResultRow.batch_id == batch_id)
+    return int(session.scalar(query) or 0)
+
+
+def mark_running(*, session: Session, batch_id: str) -> None:
+    session.execute(
+        update(BatchRow)
+        .where(BatchRow.id == batch_id, BatchRow.status == "queued")
+        .values(status="running", started_at=utcnow())
+    )
+
+
+def finish_if_complete(*, session: Session, batch_id: str) -> bool:
+    """Mark the batch done once every sample has its result; True when it is done."""
+    batch = session.get(BatchRow, batch_id, populate_existing=True)
+    if batch is None:
+        return False
+    if batch.status == "done":
+        return True
+    if count_results(session=session, batch_id=batch_id) < batch.n_samples:
+        return False
+    session.execute(
+        update(BatchRow)
+        .where(BatchRow.id == batch_id, BatchRow.status != "done")
+        .values(status="done", finished_at=utcnow())
+    )
+    return True
+
+
+def unfinished_batch_ids(*, session: Session, created_before: datetime | None = None) -> list[str]:
+    """Batches not yet done (to resume after a crash of the embedded executor)."""
+    query = select(BatchRow.id).where(BatchRow.status != "done").order_by(BatchRow.created_at)
+    if created_before is not None:
+        query = query.where(BatchRow.created_at < created_before)
+    return list(session.scalars(query))

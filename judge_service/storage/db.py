@@ -1,0 +1,93 @@
+"""Engines, sessions and migrations. One engine per database URL per process."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.resources import files
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+_engines: dict[str, Engine] = {}
+_lock = threading.Lock()
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    """WAL lets the API read while the embedded executor writes; wait on locks, don't fail."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def get_engine(url: str) -> Engine:
+    """The process-wide engine for ``url``, created on first use."""
+    with _lock:
+        engine = _engines.get(url)
+        if engine is None:
+            if url.startswith("sqlite"):
+                engine = create_engine(
+                    url, connect_args={"check_same_thread": False, "timeout": 30}
+                )
+                event.listen(engine, "connect", _sqlite_pragmas)
+            else:
+                engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+            _engines[url] = engine
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every pooled connection (tests, and after a fork)."""
+    with _lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+def session_factory(url: str) -> sessionmaker[Session]:
+    return sessionmaker(get_engine(url), expire_on_commit=False)
+
+
+@contextmanager
+def session_scope(url: str) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error."""
+    session = session_factory(url)()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def alembic_config(url: str) -> Config:
+    """Alembic configured from the installed package, whatever the working directory."""
+    config = Config()
+    config.set_main_option("script_location", str(files("judge_service_migrations")))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Bring the database schema to ``revision``."""
+    config = alembic_config(url)
+    with get_engine(url).begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+def schema_is_current(url: str) -> bool:
+    """True when the database is at the newest migration."""
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    with get_engine(url).connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision() == head

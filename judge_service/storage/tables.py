@@ -1,0 +1,144 @@
+"""Typed SQLAlchemy 2 tables. Alembic migrations in ``migrations/`` create them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from judge_service.storage.types import AsciiJSON, UTCDateTime, utcnow
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class BatchRow(Base):
+    """A batch as the trainer sent it, with the resolved plan to score it."""
+
+    __tablename__ = "batches"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    deadline_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    timeout_s: Mapped[float] = mapped_column(Float)
+    run_id: Mapped[str | None] = mapped_column(String(256), index=True)
+    step: Mapped[int | None] = mapped_column(Integer)
+    rubric_ref: Mapped[str | None] = mapped_column(String(300))
+    plan: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
+    idempotency_key: Mapped[str | None] = mapped_column(String(256), unique=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    api_key_id: Mapped[str | None] = mapped_column(String(32))
+    n_samples: Mapped[int] = mapped_column(Integer)
+
+    samples: Mapped[list[SampleRow]] = relationship(
+        back_populates="batch", order_by="SampleRow.position"
+    )
+
+
+class SampleRow(Base):
+    """One rollout of a batch, stored whole as escaped JSON."""
+
+    __tablename__ = "samples"
+    __table_args__ = (UniqueConstraint("batch_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    external_id: Mapped[str] = mapped_column(String(256))
+    group_id: Mapped[str | None] = mapped_column(String(256))
+    payload: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
+
+    batch: Mapped[BatchRow] = relationship(back_populates="samples")
+
+
+class ResultRow(Base):
+    """The one result of one sample. The unique sample_id makes writes idempotent."""
+
+    __tablename__ = "results"
+    __table_args__ = (Index("ix_results_batch_position", "batch_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    sample_id: Mapped[int] = mapped_column(
+        ForeignKey("samples.id", ondelete="CASCADE"), unique=True
+    )
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    reward: Mapped[float | None] = mapped_column(Float)
+    valid: Mapped[bool]
+    failure_kind: Mapped[str | None] = mapped_column(String(32))
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    raw_reward: Mapped[float | None] = mapped_column(Float)
+    penalty: Mapped[float] = mapped_column(Float, default=0.0)
+    hack_score: Mapped[float] = mapped_column(Float, default=0.0)
+    agreement: Mapped[float | None] = mapped_column(Float)
+    components: Mapped[dict[str, float]] = mapped_column(AsciiJSON())
+    judge_calls: Mapped[int] = mapped_column(Integer, default=0)
+    cache_hits: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    verdicts: Mapped[list[VerdictRow]] = relationship(order_by="VerdictRow.position")
+    findings: Mapped[list[FindingRow]] = relationship(order_by="FindingRow.id")
+
+
+class VerdictRow(Base):
+    """One judge's verdict on one sample (score, rationale, or error)."""
+
+    __tablename__ = "judge_verdicts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    judge: Mapped[str] = mapped_column(String(256), index=True)
+    weight: Mapped[float] = mapped_column(Float)
+    score: Mapped[float | None] = mapped_column(Float)
+    rationale: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class FindingRow(Base):
+    """One hindsight-audit finding on one sample."""
+
+    __tablename__ = "findings"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("results.id", ondelete="CASCADE"), index=True)
+    detector: Mapped[str] = mapped_column(String(128), index=True)
+    kind: Mapped[str] = mapped_column(String(128))
+    severity: Mapped[str] = mapped_column(String(16))
+    confidence: Mapped[float] = mapped_column(Float)
+    evidence: Mapped[str] = mapped_column(Text)
+
+
+class ApiKeyRow(Base):
+    """An API key. Only its SHA-256 is stored; the key itself is shown once."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(256))
+    role: Mapped[str] = mapped_column(String(16))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class AuditRow(Base):
+    """The audit log: who did what, when. Never updated, only appended."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    actor: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    target: Mapped[str | None] = mapped_column(String(256))
+    detail: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())

@@ -1,0 +1,57 @@
+"""Column types that behave the same on PostgreSQL and SQLite."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import DateTime, Text
+from sqlalchemy.types import TypeDecorator
+
+
+class AsciiJSON(TypeDecorator[Any]):
+    """JSON kept as ASCII-escaped text.
+
+    Why not the native JSON type: PostgreSQL rejects NUL characters and lone
+    surrogates in text and JSONB, and client text may contain both. Escaped
+    JSON stores any Python string losslessly on both databases.
+    """
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
+        return None if value is None else json.dumps(value, ensure_ascii=True)
+
+    def process_result_value(self, value: str | None, dialect: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes, also on SQLite (which drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def safe_text(value: str | None, limit: int | None = None) -> str | None:
+    """Text fit for a plain text column: no NUL, no lone surrogates, bounded length."""
+    if value is None:
+        return None
+    clean = value.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+    return clean if limit is None else clean[:limit]

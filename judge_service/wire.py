@@ -1,0 +1,191 @@
+"""HTTP request and response models: the wire contract of DESIGN.md.
+
+This module imports nothing else of the package, so a trainer node can use it
+(through ``trainer_bridge``) with only pydantic installed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
+
+#: Ids, run names and keys: printable, no control characters, bounded.
+Identifier = Annotated[
+    str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
+]
+
+FailureKind = Literal["judge_failed", "below_quorum", "timeout", "bad_sample", "internal_error"]
+BatchStatus = Literal["queued", "running", "done"]
+Role = Literal["trainer", "reviewer", "admin"]
+
+
+class _Strict(BaseModel):
+    """Unknown fields are errors, so a typo like ``rubirc`` is reported, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCallFunction(BaseModel):
+    name: str
+    arguments: str | dict[str, JsonValue] = ""
+
+
+class ToolCall(BaseModel):
+    id: str | None = None
+    type: str = "function"
+    function: ToolCallFunction
+
+
+class Message(BaseModel):
+    """An OpenAI-style chat message, tool calls and tool results included."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[dict[str, JsonValue]] | None = None
+    name: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+
+
+TextOrMessages = str | list[Message]
+Reference = str | int | float | list[str | int | float] | None
+
+
+class SampleIn(_Strict):
+    """One rollout. Only ``id``, ``prompt`` and ``completion`` are required."""
+
+    id: Identifier
+    group_id: Identifier | None = None
+    prompt: TextOrMessages
+    completion: TextOrMessages
+    reference: Reference = None
+    context: list[str] | None = None
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class JudgeSpecObject(BaseModel):
+    """``{"name": ..., "weight": ..., <options>}``; extra keys are the judge's options."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    weight: float = Field(default=1.0, ge=0)
+
+
+JudgeSpec = Annotated[str, StringConstraints(min_length=1, max_length=256)] | JudgeSpecObject
+
+
+class RewardRequest(_Strict):
+    """``POST /v1/rewards``: one batch of rollouts to score."""
+
+    samples: list[SampleIn] = Field(min_length=1)
+    rubric: Identifier | None = None
+    judges: list[JudgeSpec] | None = Field(default=None, min_length=1)
+    aggregator: Identifier | None = None
+    quorum: int | None = Field(default=None, ge=1)
+    run_id: Identifier | None = None
+    step: int | None = Field(default=None, ge=0)
+    idempotency_key: Identifier | None = None
+    wait: bool = True
+    timeout_s: float | None = Field(default=None, gt=0)
+
+
+class JudgeResult(BaseModel):
+    judge: str
+    score: float | None = None
+    rationale: str | None = None
+    error: str | None = None
+
+
+class FindingOut(BaseModel):
+    detector: str
+    kind: str
+    severity: Literal["info", "low", "medium", "high"]
+    confidence: float
+    evidence: str
+
+
+class SampleResult(BaseModel):
+    """One reward. ``valid: false`` means masked: ``reward`` is null, never a silent 0."""
+
+    id: str
+    reward: float | None
+    valid: bool
+    failure_kind: FailureKind | None = None
+    failure_reason: str | None = None
+    raw_reward: float | None = None
+    penalty: float = 0.0
+    hack_score: float = 0.0
+    components: dict[str, float] = Field(default_factory=dict)
+    judges: list[JudgeResult] = Field(default_factory=list)
+    agreement: float | None = None
+    findings: list[FindingOut] = Field(default_factory=list)
+
+
+class GroupStats(BaseModel):
+    reward_std: float
+    has_advantage: bool
+
+
+class Usage(BaseModel):
+    judge_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class Progress(BaseModel):
+    scored: int
+    total: int
+
+
+class RewardResponse(BaseModel):
+    """The answer to a batch. ``results`` is in sample order once ``status`` is ``done``."""
+
+    batch_id: str
+    status: BatchStatus
+    rubric: str | None = None
+    run_id: str | None = None
+    step: int | None = None
+    progress: Progress
+    results: list[SampleResult] = Field(default_factory=list)
+    groups: dict[str, GroupStats] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class OpenRLHFRequest(BaseModel):
+    """OpenRLHF's remote reward protocol (``POST /get_reward``)."""
+
+    query: list[str] = Field(min_length=1)
+    prompts: list[str] | None = None
+    labels: list[JsonValue] | None = None
+
+
+class OpenRLHFResponse(BaseModel):
+    rewards: list[float]
+    scores: list[float]
+    extra_logs: dict[str, list[Any]]
+
+
+class KeyCreateRequest(_Strict):
+    role: Role
+    name: Identifier | None = None
+
+
+class KeyCreated(BaseModel):
+    id: str
+    role: Role
+    key: str
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    detail: JsonValue = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail

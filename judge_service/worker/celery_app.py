@@ -1,0 +1,54 @@
+"""The Celery app on Redis: late acknowledgement, one task at a time per slot.
+
+A worker killed mid-batch never acknowledged its message, so the broker hands
+it to another worker after the visibility timeout; the task then scores only
+what is still unscored.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from judge_service.registry import Registry
+from judge_service.settings import Settings
+from judge_service.worker.tasks import score_batch
+
+TASK_NAME = "judge_service.score_batch"
+QUEUE = "judge_service"
+
+
+def make_celery(settings: Settings) -> Celery:
+    """A Celery app for ``settings.broker_url``; the API uses it only to send tasks."""
+    if not settings.broker_url:
+        raise ValueError("JS_BROKER_URL is not set: there is no broker to use")
+    app = Celery("judge_service", broker=settings.broker_url)
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        task_default_queue=QUEUE,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={
+            "visibility_timeout": settings.task_visibility_timeout_s,
+            "socket_connect_timeout": 5,
+        },
+        task_publish_retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5},
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+def make_worker(settings: Settings) -> Celery:
+    """The Celery app with the scoring task registered (what ``judge-service worker`` runs)."""
+    app = make_celery(settings)
+    registry = Registry()
+
+    @app.task(name=TASK_NAME)
+    def score_batch_task(batch_id: str) -> str:
+        return score_batch(batch_id, settings=settings, registry=registry)
+
+    return app

@@ -1,0 +1,49 @@
+"""The embedded executor: the same task code as Celery, on threads of this process."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from judge_service.registry import Registry
+from judge_service.settings import Settings
+from judge_service.storage import batches
+from judge_service.storage.db import session_scope
+from judge_service.worker.tasks import score_batch
+
+log = logging.getLogger(__name__)
+
+
+class InProcessDispatcher:
+    """Runs :func:`score_batch` on a thread pool; resumes unfinished batches on start."""
+
+    def __init__(self, settings: Settings, registry: Registry) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.pool = ThreadPoolExecutor(
+            max_workers=settings.inprocess_workers, thread_name_prefix="judge-batch"
+        )
+
+    def _run(self, batch_id: str) -> str:
+        try:
+            return score_batch(batch_id, settings=self.settings, registry=self.registry)
+        except Exception:
+            log.exception("batch %s failed in the embedded executor", batch_id)
+            raise
+
+    def submit(self, batch_id: str) -> Future[str]:
+        return self.pool.submit(self._run, batch_id)
+
+    def resume_unfinished(self) -> list[str]:
+        """Re-submit batches a previous process left unfinished (nothing is lost)."""
+        with session_scope(self.settings.database_url) as session:
+            ids = batches.unfinished_batch_ids(session=session)
+        for batch_id in ids:
+            self.submit(batch_id)
+        return ids
+
+    def ping(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)

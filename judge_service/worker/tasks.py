@@ -1,0 +1,153 @@
+"""The batch-scoring task: the one place that joins pipeline and storage.
+
+Celery workers and the embedded executor both call :func:`score_batch`. It is
+safe to run twice: samples already scored are skipped, and a result is
+inserted only if its sample has none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+from judge_service.domain import Outcome, Sample
+from judge_service.panels import build_panel
+from judge_service.pipeline.evaluate import Plan, evaluate_batch
+from judge_service.registry import Registry
+from judge_service.settings import Settings
+from judge_service.storage import batches
+from judge_service.storage.db import session_scope
+from judge_service.storage.results import ScoredSample, save_results
+from judge_service.storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+FLUSH_EVERY = 64
+FLUSH_INTERVAL_S = 0.25
+
+
+@dataclass
+class _Pending:
+    sample_pk: int
+    position: int
+    sample: Sample
+
+
+class ResultWriter:
+    """Buffers outcomes and writes them in small transactions, off the event loop."""
+
+    def __init__(self, database_url: str, batch_id: str, pending: list[_Pending]) -> None:
+        self.database_url = database_url
+        self.batch_id = batch_id
+        self.pending = pending
+        self.buffer: list[ScoredSample] = []
+        self.last_flush = time.monotonic()
+
+    async def add(self, index: int, outcome: Outcome) -> None:
+        item = self.pending[index]
+        self.buffer.append(ScoredSample(item.sample_pk, item.position, outcome))
+        due = time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S
+        if len(self.buffer) >= FLUSH_EVERY or due:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self.buffer:
+            return
+        chunk, self.buffer = self.buffer, []
+        self.last_flush = time.monotonic()
+        await asyncio.to_thread(self._write, chunk)
+
+    def _write(self, chunk: list[ScoredSample]) -> None:
+        with session_scope(self.database_url) as session:
+            save_results(session=session, batch_id=self.batch_id, scored=chunk)
+
+
+def _plan(batch_plan: dict, *, registry: Registry, settings: Settings, deadline: float) -> Plan:
+    panel = build_panel(
+        batch_plan["judges"],
+        registry=registry,
+        aggregator=batch_plan.get("aggregator") or settings.default_aggregator,
+        quorum=batch_plan.get("quorum"),
+        llm_options=llm_options(settings),
+    )
+    return Plan(
+        panel=panel,
+        deadline=deadline,
+        concurrency=settings.sample_concurrency,
+        settings=settings,
+    )
+
+
+def llm_options(settings: Settings) -> dict:
+    """Options every LLM judge of this process receives (none until the llm plugin lands)."""
+    return {}
+
+
+async def _score(pending: list[_Pending], plan_factory, writer: ResultWriter) -> None:
+    try:
+        plan = plan_factory()
+    except Exception as exc:  # a plan that can't be built masks the batch, with the reason
+        log.exception("cannot build the plan")
+        for index, item in enumerate(pending):
+            reason = f"cannot build the judge panel: {exc}"
+            await writer.add(index, Outcome.masked(item.sample.id, "internal_error", reason))
+    else:
+        await evaluate_batch([(i, p.sample) for i, p in enumerate(pending)], plan, writer.add)
+    await writer.flush()
+
+
+def score_batch(batch_id: str, *, settings: Settings, registry: Registry) -> str:
+    """Score every unscored sample of a batch and mark it done. Returns the batch status."""
+    url = settings.database_url
+    with session_scope(url) as session:
+        batch = batches.get_batch(session=session, batch_id=batch_id)
+        if batch is None:
+            log.warning("batch %s does not exist", batch_id)
+            return "missing"
+        if batch.status == "done":
+            return "done"
+        batches.mark_running(session=session, batch_id=batch_id)
+        rows = batches.unscored_samples(session=session, batch_id=batch_id)
+        pending = [_Pending(r.id, r.position, Sample.model_validate(r.payload)) for r in rows]
+        plan_dict, deadline_at = batch.plan, batch.deadline_at
+    left_s = (deadline_at - utcnow()).total_seconds()
+    deadline = time.monotonic() + max(0.0, left_s)
+    writer = ResultWriter(url, batch_id, pending)
+    asyncio.run(
+        _score(
+            pending,
+            lambda: _plan(plan_dict, registry=registry, settings=settings, deadline=deadline),
+            writer,
+        )
+    )
+    with session_scope(url) as session:
+        done = batches.finish_if_complete(session=session, batch_id=batch_id)
+    return "done" if done else "running"
+
+
+def expire_batch(batch_id: str, *, database_url: str) -> bool:
+    """Past its deadline, mask every unscored sample as ``timeout`` and finish the batch.
+
+    Called by whoever notices the deadline passed (the API while it waits, or a
+    poll), so a batch is done on time even if no worker ever picked it up.
+    """
+    with session_scope(database_url) as session:
+        batch = batches.get_batch(session=session, batch_id=batch_id)
+        if batch is None or batch.status == "done":
+            return batch is not None
+        if utcnow() < batch.deadline_at:
+            return False
+        rows = batches.unscored_samples(session=session, batch_id=batch_id)
+        reason = "the batch deadline passed before the sample was scored"
+        save_results(
+            session=session,
+            batch_id=batch_id,
+            scored=[
+                ScoredSample(r.id, r.position, Outcome.masked(r.payload["id"], "timeout", reason))
+                for r in rows
+            ],
+        )
+        session.flush()
+        return batches.finish_if_complete(session=session, batch_id=batch_id)
