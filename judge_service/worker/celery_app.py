@@ -34,6 +34,10 @@ def make_celery(settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         broker_transport_options={
             "visibility_timeout": settings.task_visibility_timeout_s,
+            # Sweep for messages of dead workers every few seconds (kombu's default
+            # is ~100 s); the sweep is one cheap Redis range query.
+            "unacked_restore_interval": max(1, min(10, settings.task_visibility_timeout_s // 3)),
+            "unacked_restore_throttle": 1,
             "socket_connect_timeout": 5,
         },
         task_publish_retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5},

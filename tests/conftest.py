@@ -1,0 +1,123 @@
+"""Shared fixtures: real PostgreSQL, SQLite, Redis, the out-of-tree test plugin, apps."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from fastapi.testclient import TestClient
+
+from judge_service.api.app import create_app
+from judge_service.settings import Settings, get_settings
+from judge_service.storage.db import dispose_engines, session_scope, upgrade
+from judge_service.storage.keys import create_key
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+REDIS = "redis://127.0.0.1:6379"
+TEST_PLUGIN = ROOT / "tests" / "fixtures" / "js_test_plugin"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def test_plugin_installed() -> Iterator[None]:
+    """Install the tiny out-of-tree plugin package, as a user would, for the whole session."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(TEST_PLUGIN),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    importlib.invalidate_caches()
+    yield
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The admin URL of the real PostgreSQL server (started by .ci/run)."""
+    with psycopg.connect(PG_ADMIN, connect_timeout=5) as connection:
+        connection.execute("SELECT 1")
+    return PG_ADMIN
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh PostgreSQL database for one test, dropped afterwards."""
+    name = f"js_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    dispose_engines()
+    with psycopg.connect(postgres_server, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'judge.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each test using this runs on both real databases, migrated to head."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'judge.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    url = get_settings(database_url=url).database_url
+    upgrade(url)
+    return url
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A Redis database number of its own, emptied before and after."""
+    db = 9
+    client = redis.Redis.from_url(f"{REDIS}/{db}")
+    client.flushdb()
+    yield f"{REDIS}/{db}"
+    client.flushdb()
+
+
+def make_key(url: str, role: str) -> str:
+    with session_scope(url) as session:
+        return create_key(session=session, role=role)[1]
+
+
+@pytest.fixture
+def embedded_settings(sqlite_url: str) -> Settings:
+    settings = get_settings(database_url=sqlite_url, broker_url=None, cache_url=None)
+    upgrade(settings.database_url)
+    return settings
+
+
+@pytest.fixture
+def client(embedded_settings: Settings) -> Iterator[TestClient]:
+    """The embedded app (SQLite, in-process executor) behind a test client."""
+    with TestClient(create_app(embedded_settings)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def keys(embedded_settings: Settings) -> dict[str, str]:
+    """One key per role, as Authorization headers."""
+    url = embedded_settings.database_url
+    return {
+        role: {"Authorization": f"Bearer {make_key(url, role)}"}  # type: ignore[misc]
+        for role in ("trainer", "reviewer", "admin")
+    }

@@ -1,0 +1,125 @@
+"""Test helpers: real server and worker processes, free ports, API keys."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+BIN = Path(sys.executable).parent
+JUDGE_SERVICE = str(BIN / "judge-service")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def service_env(**values: str) -> dict[str, str]:
+    """The environment for a child process: this one, minus JS_*, plus ``values``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JS_")}
+    env.update(values)
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str], cwd: Path, timeout: float = 120) -> str:
+    """Run ``judge-service ARGS`` and return stdout; fail the test on a non-zero exit."""
+    done = subprocess.run(
+        [JUDGE_SERVICE, *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, f"judge-service {' '.join(args)} failed:\n{done.stderr}"
+    return done.stdout
+
+
+def create_key(role: str, *, env: dict[str, str], cwd: Path) -> str:
+    """A new key, read the way a user would: the last line of `keys create`."""
+    return run_cli("keys", "create", "--role", role, env=env, cwd=cwd).strip().splitlines()[-1]
+
+
+class Process:
+    """A child process in its own process group, killed with the group at the end."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str], cwd: Path, log: Path) -> None:
+        self.log_path = log
+        self.handle = log.open("ab")
+        self.proc = subprocess.Popen(
+            args,
+            env=env,
+            cwd=cwd,
+            stdout=self.handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=15)
+        self.handle.close()
+
+
+class Server(Process):
+    """``judge-service serve`` on a free port, ready when /healthz answers."""
+
+    def __init__(self, *, env: dict[str, str], cwd: Path, log: Path, timeout: float = 60) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        super().__init__(
+            [JUDGE_SERVICE, "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            env=env,
+            cwd=cwd,
+            log=log,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"server exited:\n{self.log()}"
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.kill()
+        raise AssertionError(f"server did not start:\n{self.log()}")
+
+
+class Worker(Process):
+    """``judge-service worker`` (a real Celery worker process on Redis)."""
+
+    def __init__(self, *, env: dict[str, str], cwd: Path, log: Path, concurrency: int = 2) -> None:
+        super().__init__(
+            [JUDGE_SERVICE, "worker", "--concurrency", str(concurrency)],
+            env=env,
+            cwd=cwd,
+            log=log,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"worker exited:\n{self.log()}"
+            if "ready." in self.log():
+                return
+            time.sleep(0.1)
+        self.kill()
+        raise AssertionError(f"worker did not become ready:\n{self.log()}")

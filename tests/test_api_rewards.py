@@ -1,0 +1,184 @@
+"""POST/GET /v1/rewards on the embedded app (SQLite, in-process executor)."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi.testclient import TestClient
+
+REF = [{"name": "reference_match"}]
+
+
+def sample(sid: str, completion: object, *, reference: str | None = "4", group: str | None = None):
+    return {
+        "id": sid,
+        "prompt": "What is 2+2?",
+        "completion": completion,
+        "reference": reference,
+        "group_id": group,
+    }
+
+
+def post(client: TestClient, headers: dict, **body: object):
+    return client.post("/v1/rewards", json={"judges": ["reference_match"], **body}, headers=headers)
+
+
+def test_rewards_come_back_in_sample_order_and_right_beats_wrong(client, keys):
+    samples = [sample(f"s{i}", "The answer is 4" if i % 2 else "5", group="g") for i in range(12)]
+    response = post(client, keys["trainer"], samples=samples)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == "done"
+    assert [r["id"] for r in body["results"]] == [s["id"] for s in samples]
+    rewards = [r["reward"] for r in body["results"]]
+    assert rewards == [1.0 if i % 2 else 0.0 for i in range(12)]
+    assert all(r["valid"] for r in body["results"])
+    assert body["groups"]["g"] == {"reward_std": 0.5, "has_advantage": True}
+    first = body["results"][1]
+    assert first["components"] == {"judge/reference_match": 1.0}
+    assert first["judges"][0]["judge"] == "reference_match"
+
+
+def test_chat_sample_scores_like_its_text_twin(client, keys):
+    chat = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "calc", "arguments": '{"x": "2+2"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "4"},
+        {"role": "assistant", "content": "The answer is 4"},
+    ]
+    prompt = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}]
+    body = post(
+        client,
+        keys["trainer"],
+        samples=[
+            sample("text", "The answer is 4"),
+            {"id": "chat", "prompt": prompt, "completion": chat, "reference": "4"},
+        ],
+    ).json()
+    text, chat_result = body["results"]
+    assert chat_result["valid"] and text["valid"]
+    assert chat_result["reward"] == text["reward"] == 1.0
+
+
+def test_bad_sample_is_masked_alone(client, keys):
+    body = post(
+        client,
+        keys["trainer"],
+        samples=[
+            sample("ok", "4"),
+            sample("empty", "   "),
+            sample("noref", "4", reference=None),
+        ],
+    ).json()
+    ok, empty, noref = body["results"]
+    assert ok["valid"] and ok["reward"] == 1.0
+    for masked in (empty, noref):
+        assert masked["valid"] is False
+        assert masked["reward"] is None
+        assert masked["failure_kind"] == "bad_sample"
+        assert masked["failure_reason"]
+
+
+def test_wait_false_answers_202_then_polling_reaches_done(client, keys):
+    slow = [{"name": "slow_constant", "score": 0.6, "delay_s": 0.3}]
+    response = client.post(
+        "/v1/rewards",
+        headers=keys["trainer"],
+        json={"samples": [sample("a", "4"), sample("b", "5")], "judges": slow, "wait": False},
+    )
+    assert response.status_code == 202
+    batch_id = response.json()["batch_id"]
+    assert response.json()["status"] in ("queued", "running")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        polled = client.get(f"/v1/rewards/{batch_id}", headers=keys["trainer"])
+        if polled.json()["status"] == "done":
+            break
+        assert polled.status_code == 202
+        time.sleep(0.05)
+    assert polled.status_code == 200
+    assert [r["reward"] for r in polled.json()["results"]] == [0.6, 0.6]
+
+
+def test_repeated_idempotency_key_returns_the_same_batch(client, keys):
+    body = {"samples": [sample("a", "4")], "idempotency_key": "run-1/step-3/chunk-0"}
+    first = post(client, keys["trainer"], **body)
+    second = post(client, keys["trainer"], **body, wait=False)
+    assert first.status_code == 200 and second.status_code == 200
+    assert first.json()["batch_id"] == second.json()["batch_id"]
+    assert second.json()["results"] == first.json()["results"]
+    conflict = post(
+        client, keys["trainer"], samples=[sample("a", "5")], idempotency_key="run-1/step-3/chunk-0"
+    )
+    assert conflict.status_code == 409
+    assert conflict.json()["error"]["code"] == "conflict"
+
+
+def test_deadline_masks_unscored_samples_as_timeout(client, keys):
+    slow = [{"name": "slow_constant", "delay_s": 30}]
+    started = time.monotonic()
+    response = client.post(
+        "/v1/rewards",
+        headers=keys["trainer"],
+        json={"samples": [sample("a", "4"), sample("b", "4")], "judges": slow, "timeout_s": 1.5},
+    )
+    elapsed = time.monotonic() - started
+    assert response.status_code == 200
+    assert elapsed < 1.5 + 2.0
+    results = response.json()["results"]
+    assert [r["failure_kind"] for r in results] == ["timeout", "timeout"]
+    assert all(r["reward"] is None and r["valid"] is False for r in results)
+
+
+def test_panel_with_a_failing_judge_uses_the_others(client, keys):
+    response = client.post(
+        "/v1/rewards",
+        headers=keys["trainer"],
+        json={
+            "samples": [sample("a", "The answer is 4")],
+            "judges": [
+                "reference_match",
+                {"name": "slow_constant", "score": 0.5, "delay_s": 0},
+                "always_fails",
+            ],
+        },
+    )
+    result = response.json()["results"][0]
+    assert result["valid"] is True
+    assert result["reward"] == 0.75
+    failed = [j for j in result["judges"] if j["error"]]
+    assert [j["judge"] for j in failed] == ["always_fails"]
+    assert "always fails" in failed[0]["error"]
+    assert 0.0 <= result["agreement"] < 1.0
+
+
+def test_weights_and_aggregator_are_honoured(client, keys):
+    response = client.post(
+        "/v1/rewards",
+        headers=keys["trainer"],
+        json={
+            "samples": [sample("a", "The answer is 4")],
+            "judges": [
+                {"name": "reference_match", "weight": 3},
+                {"name": "slow_constant", "score": 0.0, "delay_s": 0, "weight": 1},
+            ],
+            "aggregator": "median",
+        },
+    )
+    assert response.json()["results"][0]["reward"] == 1.0
+
+
+def test_run_id_and_step_are_kept(client, keys):
+    body = post(client, keys["trainer"], samples=[sample("a", "4")], run_id="grpo-1", step=7).json()
+    assert (body["run_id"], body["step"]) == ("grpo-1", 7)
+    again = client.get(f"/v1/rewards/{body['batch_id']}", headers=keys["reviewer"]).json()
+    assert again["results"] == body["results"]

@@ -1,0 +1,115 @@
+"""Storage on both real databases: migrations, batches, idempotent results, odd text."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from judge_service.domain import Finding, Outcome, Verdict
+from judge_service.storage import audit, batches
+from judge_service.storage.db import schema_is_current, session_scope
+from judge_service.storage.keys import create_key, find_key
+from judge_service.storage.results import ScoredSample, load_outcomes, save_results
+from judge_service.storage.tables import ApiKeyRow, ResultRow, VerdictRow
+
+ODD = "nul\x00 lone\ud800 rtl\u202e emoji🚀"
+
+
+def _batch(url: str, n: int = 3) -> tuple[str, list[int]]:
+    with session_scope(url) as session:
+        batch = batches.create_batch(
+            session=session,
+            batch_id="b1",
+            samples=[
+                {"id": f"s{i}", "prompt": ODD, "completion": ODD, "group_id": "g"} for i in range(n)
+            ],
+            plan={"judges": [{"name": "reference_match", "weight": 1.0}]},
+            request_hash="h",
+            timeout_s=60,
+            idempotency_key="key-1",
+        )
+        session.flush()
+        return batch.id, [s.id for s in batch.samples]
+
+
+def _outcome(sid: str, reward: float) -> Outcome:
+    return Outcome(
+        id=sid,
+        reward=reward,
+        raw_reward=reward,
+        valid=True,
+        components={"judge/x": reward},
+        judges=[Verdict(judge="x", score=reward, rationale=ODD)],
+        findings=[Finding(detector="d", kind="k", severity="low", confidence=0.5, evidence=ODD)],
+    )
+
+
+def test_migrations_reach_head(database_url):
+    assert schema_is_current(database_url)
+
+
+def test_batch_round_trip_keeps_odd_text(database_url):
+    batch_id, _ = _batch(database_url)
+    with session_scope(database_url) as session:
+        batch = batches.get_batch(session=session, batch_id=batch_id)
+        assert batch.n_samples == 3 and batch.status == "queued"
+        assert [s.payload["prompt"] for s in batch.samples] == [ODD] * 3
+        assert batches.find_by_idempotency_key(session=session, key="key-1").id == batch_id
+
+
+def test_results_are_written_once_per_sample(database_url):
+    batch_id, pks = _batch(database_url)
+    scored = [ScoredSample(pk, i, _outcome(f"s{i}", 0.5)) for i, pk in enumerate(pks)]
+    with session_scope(database_url) as session:
+        assert save_results(session=session, batch_id=batch_id, scored=scored[:2]) == 2
+    again = [ScoredSample(pk, i, _outcome(f"s{i}", 0.9)) for i, pk in enumerate(pks)]
+    with session_scope(database_url) as session:  # a second run of the task
+        assert save_results(session=session, batch_id=batch_id, scored=again) == 1
+        assert batches.finish_if_complete(session=session, batch_id=batch_id)
+    with session_scope(database_url) as session:
+        count = session.scalar(select(func.count()).select_from(ResultRow))
+        assert count == 3
+        assert session.scalar(select(func.count()).select_from(VerdictRow)) == 3
+        outcomes = load_outcomes(
+            session=session, batch_id=batch_id, sample_ids={pk: f"s{i}" for i, pk in enumerate(pks)}
+        )
+    assert [o.reward for _, o in outcomes] == [0.5, 0.5, 0.9]
+    assert outcomes[0][1].judges[0].rationale.startswith("nul")
+    assert outcomes[0][1].findings[0].severity == "low"
+
+
+def test_unscored_samples_shrink_as_results_land(database_url):
+    batch_id, pks = _batch(database_url)
+    with session_scope(database_url) as session:
+        save_results(
+            session=session,
+            batch_id=batch_id,
+            scored=[ScoredSample(pks[1], 1, _outcome("s1", 1.0))],
+        )
+    with session_scope(database_url) as session:
+        left = batches.unscored_samples(session=session, batch_id=batch_id)
+        assert [s.position for s in left] == [0, 2]
+        assert not batches.finish_if_complete(session=session, batch_id=batch_id)
+
+
+def test_keys_are_stored_hashed(database_url):
+    with session_scope(database_url) as session:
+        row, plain = create_key(session=session, role="reviewer")
+    with session_scope(database_url) as session:
+        stored = session.get(ApiKeyRow, row.id)
+        assert stored.key_hash != plain and plain not in stored.key_hash
+        assert find_key(session=session, key=plain).role == "reviewer"
+        assert find_key(session=session, key=plain + "x") is None
+
+
+def test_audit_log_appends(database_url):
+    with session_scope(database_url) as session:
+        audit.record(
+            session=session,
+            actor="cli",
+            action="key.create",
+            target="k1",
+            detail={"role": "admin", "note": ODD},
+        )
+    with session_scope(database_url) as session:
+        (entry,) = audit.entries(session=session, action="key.create")
+        assert entry.actor == "cli" and entry.detail["role"] == "admin"
