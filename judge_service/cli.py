@@ -137,9 +137,20 @@ def score(
 
     settings = get_settings()
     _logging("WARNING")
-    score_file(
-        infile, out, settings=settings, judges=judge, aggregator=aggregator, timeout_s=timeout_s
-    )
+    from judge_service.errors import JudgeServiceError
+
+    try:
+        score_file(
+            infile,
+            out,
+            settings=settings,
+            judges=judge,
+            aggregator=aggregator,
+            timeout_s=timeout_s,
+        )
+    except JudgeServiceError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
 
 
 def main() -> None:

@@ -85,7 +85,9 @@ class Sample(BaseModel):
         """True when there is nothing to judge (empty or whitespace-only completion)."""
         if isinstance(self.completion, str):
             return not self.completion.strip()
-        return not self.transcript().strip()
+        return not any(
+            _part_text(m.get("content")).strip() or m.get("tool_calls") for m in self.completion
+        )
 
 
 class Criterion(BaseModel):

@@ -174,6 +174,17 @@ def test_health_and_docs_need_no_key(client):
     assert "/v1/rewards" in client.get("/openapi.json").json()["paths"]
 
 
+def test_too_many_samples_is_422(tmp_path):
+    settings = get_settings(database_url=f"sqlite:///{tmp_path / 'j.db'}", max_batch_samples=2)
+    upgrade(settings.database_url)
+    headers = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
+    samples = [{**GOOD["samples"][0], "id": str(i)} for i in range(3)]
+    with TestClient(create_app(settings)) as client:
+        response = client.post("/v1/rewards", json={**GOOD, "samples": samples}, headers=headers)
+        err = error(response, 422, "validation_error")
+        assert err["detail"]["field"] == "samples"
+
+
 def test_body_over_the_limit_is_413(tmp_path):
     settings = get_settings(database_url=f"sqlite:///{tmp_path / 'j.db'}", max_body_mb=0.01)
     upgrade(settings.database_url)

@@ -17,7 +17,13 @@ from sqlalchemy.orm import Session
 
 from judge_service import wire
 from judge_service.domain import CallUsage, Outcome
-from judge_service.errors import Conflict, DuplicateSampleIds, NotFound, UnknownRubric
+from judge_service.errors import (
+    Conflict,
+    DuplicateSampleIds,
+    NotFound,
+    UnknownRubric,
+    ValidationFailed,
+)
 from judge_service.panels import build_panel, normalise_spec
 from judge_service.registry import Registry
 from judge_service.settings import Settings
@@ -33,6 +39,15 @@ def request_hash(request: wire.RewardRequest) -> str:
     content = request.model_dump(mode="json", exclude={"wait", "timeout_s"})
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def check_batch_size(request: wire.RewardRequest, *, settings: Settings) -> None:
+    if len(request.samples) > settings.max_batch_samples:
+        raise ValidationFailed(
+            f"samples: {len(request.samples)} samples, at most {settings.max_batch_samples} "
+            "in one batch (JS_MAX_BATCH_SAMPLES); split the batch",
+            detail={"field": "samples", "max": settings.max_batch_samples},
+        )
 
 
 def check_unique_ids(request: wire.RewardRequest) -> None:

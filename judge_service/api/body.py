@@ -19,7 +19,6 @@ from judge_service.errors import (
     PayloadTooLarge,
 )
 
-
 #: Routes whose bodies are always JSON.
 JSON_PATHS = ("/v1/", "/get_reward")
 

@@ -22,6 +22,7 @@ from judge_service.pipeline.judging import run_panel
 log = logging.getLogger(__name__)
 
 OnOutcome = Callable[[int, Outcome], Awaitable[None]]
+DEADLINE_GRACE_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,11 @@ async def evaluate_batch(
         asyncio.ensure_future(_guarded(index, sample, plan, gate)): (index, sample)
         for index, sample in samples
     }
-    timeout = None if plan.deadline is None else max(0.0, plan.deadline - time.monotonic())
     delivered = 0
     pending = set(tasks)
-    end = None if timeout is None else time.monotonic() + timeout
+    # Judges stop at the deadline themselves; the grace lets each sample's consensus use
+    # the judges that did answer (down to the quorum) before unfinished work is cancelled.
+    end = None if plan.deadline is None else plan.deadline + DEADLINE_GRACE_S
     while pending:
         left = None if end is None else max(0.0, end - time.monotonic())
         done, pending = await asyncio.wait(

@@ -8,7 +8,7 @@ import unicodedata
 
 _BOXED = re.compile(r"\\boxed\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
 _MARKERS = re.compile(
-    r"(?:final answer|the answer is|answer)\s*(?:is)?\s*[:=]?\s*(.+)", re.IGNORECASE
+    r"\b(?:final answer|the answer is|answer)\b\s*(?:is)?\s*[:=]?\s*(.+)", re.IGNORECASE
 )
 _HASHES = re.compile(r"####\s*(.+)")
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
@@ -33,7 +33,7 @@ def final_answer(text: str) -> str:
 
 
 def normalise(text: str) -> str:
-    """Case, accents, punctuation, articles and spacing removed: 'The Paris.' -> 'paris'."""
+    """Case, punctuation, articles and spacing removed (accents kept): 'The Paris.' -> 'paris'."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = "".join(ch for ch in text if ch not in string.punctuation or ch in "-.")
     text = text.strip(" .")

@@ -62,6 +62,7 @@ async def create_rewards(body: wire.RewardRequest, request: Request, key: Traine
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
     state = request.app.state
     settings = state.settings
+    batching.check_batch_size(body, settings=settings)
     batching.check_unique_ids(body)
     plan = await run_in_threadpool(
         batching.resolve_plan, body, settings=settings, registry=state.registry

@@ -1,0 +1,238 @@
+"""The ``judge-service`` CLI as a user runs it: a real process, outside the repository."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import JUDGE_SERVICE, create_key, run_cli, service_env
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A working directory that is not the repository."""
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    assert not work.resolve().is_relative_to(ROOT)
+    return work
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "cli.db"
+
+
+@pytest.fixture
+def env(db_path: Path) -> dict[str, str]:
+    return service_env(JS_DATABASE_URL=f"sqlite:///{db_path}")
+
+
+@pytest.fixture
+def migrated(env: dict[str, str], workdir: Path, db_path: Path) -> dict[str, str]:
+    run_cli("db", "upgrade", env=env, cwd=workdir)
+    return env
+
+
+def tables(db_path: Path) -> set[str]:
+    with sqlite3.connect(db_path) as connection:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+    return {name for (name,) in rows}
+
+
+def run_raw(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [JUDGE_SERVICE, *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+# --- db upgrade --------------------------------------------------------------------------
+
+
+def test_db_upgrade_works_from_any_directory(
+    env: dict[str, str], workdir: Path, db_path: Path
+) -> None:
+    run_cli("db", "upgrade", env=env, cwd=workdir)
+    assert db_path.exists()
+    assert {"batches", "samples", "results", "api_keys", "alembic_version"} <= tables(db_path)
+    with sqlite3.connect(db_path) as connection:
+        (version,) = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+    assert version
+    # Idempotent: upgrading an up-to-date database is fine.
+    run_cli("db", "upgrade", env=env, cwd=workdir)
+    assert not (workdir / "judge_service.db").exists()
+
+
+def test_db_upgrade_default_database_lands_in_the_working_directory(workdir: Path) -> None:
+    run_cli("db", "upgrade", env=service_env(), cwd=workdir)
+    created = workdir / "judge_service.db"
+    assert created.exists()
+    assert "api_keys" in tables(created)
+
+
+# --- keys create -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", ["trainer", "reviewer", "admin"])
+def test_keys_create_prints_the_key_alone_on_its_last_line(
+    migrated: dict[str, str], workdir: Path, role: str
+) -> None:
+    out = run_cli("keys", "create", "--role", role, env=migrated, cwd=workdir)
+    assert out.endswith("\n")
+    last = out.rstrip("\n").splitlines()[-1]
+    assert last.startswith("js_")
+    assert last == last.strip()
+    assert " " not in last and "\t" not in last
+    assert "\x1b" not in out, "colour codes in the output"
+    assert len(last) >= 32
+    assert last.isprintable()
+
+
+def test_keys_are_stored_only_as_sha256(
+    migrated: dict[str, str], workdir: Path, db_path: Path
+) -> None:
+    key = create_key("trainer", env=migrated, cwd=workdir)
+    other = create_key("trainer", env=migrated, cwd=workdir)
+    assert key != other
+    with sqlite3.connect(db_path) as connection:
+        connection.row_factory = sqlite3.Row
+        rows = [dict(r) for r in connection.execute("SELECT * FROM api_keys")]
+    assert len(rows) == 2
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    stored = [r for r in rows if digest in [str(v) for v in r.values()]]
+    assert len(stored) == 1, "the key's sha256 is not stored"
+    assert stored[0]["role"] == "trainer"
+    for row in rows:
+        for value in row.values():
+            assert key not in str(value) and other not in str(value), "a plain key is stored"
+    # Nowhere in the database files either (the audit log, the WAL).
+    for path in db_path.parent.glob(db_path.name + "*"):
+        assert key.encode() not in path.read_bytes(), f"the plain key is in {path.name}"
+
+
+def test_keys_create_with_a_bogus_role_fails(
+    migrated: dict[str, str], workdir: Path, db_path: Path
+) -> None:
+    done = run_raw("keys", "create", "--role", "bogus", env=migrated, cwd=workdir)
+    assert done.returncode != 0
+    assert "js_" not in done.stdout
+    assert "role" in (done.stderr + done.stdout).lower()
+    with sqlite3.connect(db_path) as connection:
+        (count,) = connection.execute("SELECT COUNT(*) FROM api_keys").fetchone()
+    assert count == 0
+
+
+def test_keys_create_needs_a_role(migrated: dict[str, str], workdir: Path) -> None:
+    assert run_raw("keys", "create", env=migrated, cwd=workdir).returncode != 0
+
+
+# --- score -------------------------------------------------------------------------------
+
+
+CHAT = [
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "calculator", "arguments": '{"expr": "6*7"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "42"},
+    {"role": "assistant", "content": "The answer is 42."},
+]
+
+
+def write_jsonl(path: Path, lines: list[object]) -> None:
+    path.write_text(
+        "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n",
+        encoding="utf-8",
+    )
+
+
+def test_score_writes_one_result_per_line_in_order(env: dict[str, str], workdir: Path) -> None:
+    infile, outfile = workdir / "IN.jsonl", workdir / "OUT.jsonl"
+    write_jsonl(
+        infile,
+        [
+            {"id": "right", "prompt": "6 x 7?", "completion": "#### 42", "reference": "42"},
+            {"id": "chat", "prompt": [{"role": "user", "content": "6 x 7?"}], "completion": CHAT,
+             "reference": "42"},
+            {"id": "wrong", "prompt": "6 x 7?", "completion": "The answer is 41", "reference": 42},
+            {"id": 1},
+            {"id": "empty", "prompt": "6 x 7?", "completion": "", "reference": "42"},
+            {"id": "text-twin", "prompt": "6 x 7?", "completion": "The answer is 42.",
+             "reference": "42"},
+            "this line is not JSON",
+        ],
+    )  # fmt: skip
+    out = run_cli(
+        "score", str(infile), "--out", str(outfile), "--judge", "reference_match",
+        env=env, cwd=workdir,
+    )  # fmt: skip
+    results = [json.loads(line) for line in outfile.read_text(encoding="utf-8").splitlines()]
+    assert len(results) == 7
+    assert [r["id"] for r in results[:3]] == ["right", "chat", "wrong"]
+    assert [r["id"] for r in results[4:6]] == ["empty", "text-twin"]
+    right, chat, wrong, invalid, empty, twin, not_json = results
+
+    assert right["valid"] is True and right["reward"] == 1.0
+    assert chat["valid"] is True and chat["reward"] == twin["reward"] == 1.0
+    assert wrong["valid"] is True and wrong["reward"] == 0.0
+    assert right["judges"][0]["judge"] == "reference_match"
+
+    assert invalid["valid"] is False
+    assert invalid["reward"] is None
+    assert invalid["failure_kind"] == "bad_sample"
+    assert invalid["failure_reason"]
+
+    assert not_json["valid"] is False and not_json["failure_kind"] == "bad_sample"
+    assert not_json["reward"] is None
+    assert invalid["id"] != not_json["id"]
+
+    assert empty["valid"] is False and empty["failure_kind"] == "bad_sample"
+    assert empty["reward"] is None
+
+    # The summary table.
+    for heading in ("samples", "valid", "masked", "mean reward"):
+        assert heading in out, out
+    assert "bad_sample" in out
+
+
+def test_score_with_an_unknown_judge_fails_clearly(env: dict[str, str], workdir: Path) -> None:
+    infile, outfile = workdir / "IN.jsonl", workdir / "OUT.jsonl"
+    write_jsonl(infile, [{"id": "a", "prompt": "p", "completion": "c", "reference": "c"}])
+    done = run_raw(
+        "score", str(infile), "--out", str(outfile), "--judge", "no_such_judge",
+        env=env, cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "no_such_judge" in done.stdout + done.stderr
+
+
+def test_score_with_an_unknown_judge_is_an_error_message_not_a_traceback(
+    env: dict[str, str], workdir: Path
+) -> None:
+    infile, outfile = workdir / "IN.jsonl", workdir / "OUT.jsonl"
+    write_jsonl(infile, [{"id": "a", "prompt": "p", "completion": "c", "reference": "c"}])
+    done = run_raw(
+        "score", str(infile), "--out", str(outfile), "--judge", "no_such_judge",
+        env=env, cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr[-2000:]

@@ -1,0 +1,216 @@
+"""Meta-tests that keep the surface honest: import rules, documented settings, tested plugins."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from judge_service.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "judge_service"
+PLUGINS = ROOT / "plugins"
+BRIDGE = ROOT / "trainer_bridge"
+TESTS = ROOT / "tests"
+
+# Source folder -> import name (plugins/ is installed as judge_service_plugins).
+IMPORT_NAMES = {
+    PACKAGE: "judge_service",
+    PLUGINS: "judge_service_plugins",
+    BRIDGE: "trainer_bridge",
+}
+
+
+def python_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def module_name(path: Path, names: dict[Path, str] = IMPORT_NAMES) -> tuple[str, bool]:
+    """The dotted import name of a source file, and whether it is a package ``__init__``."""
+    for folder, name in names.items():
+        if path.is_relative_to(folder):
+            parts = [name, *path.relative_to(folder).with_suffix("").parts]
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts.pop()
+            return ".".join(parts), is_package
+    raise AssertionError(f"{path} is outside the known source folders")
+
+
+def imported_modules(path: Path, names: dict[Path, str] = IMPORT_NAMES) -> Iterator[str]:
+    """Every module ``path`` imports, anywhere in the file, relative imports resolved.
+
+    ``from a.b import c`` yields both ``a.b`` and ``a.b.c`` (c may be a module).
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    name, is_package = module_name(path, names)
+    package = name if is_package else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                if node.level > 1:
+                    base = base[: len(base) - (node.level - 1)]
+                origin = ".".join([*base, node.module] if node.module else base)
+            else:
+                origin = node.module or ""
+            yield origin
+            for alias in node.names:
+                if alias.name != "*":
+                    yield f"{origin}.{alias.name}"
+
+
+def of_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def violations(
+    folder: Path,
+    allowed: set[str],
+    *,
+    forbidden: tuple[str, ...] = (),
+    names: dict[Path, str] = IMPORT_NAMES,
+) -> list[str]:
+    """Imports of ``judge_service`` outside ``allowed`` (which covers submodules and names)."""
+    bad = []
+    for path in python_files(folder):
+        for module in imported_modules(path, names):
+            outside = of_package(module, "judge_service") and not (
+                module == "judge_service" or any(of_package(module, a) for a in allowed)
+            )
+            if outside or any(of_package(module, f) for f in forbidden):
+                bad.append(f"{path.relative_to(folder.parent)} imports {module}")
+    return bad
+
+
+def test_import_resolution_sees_the_real_imports() -> None:
+    """The checker itself: it sees what a real module imports."""
+    probe = PACKAGE / "pipeline" / "evaluate.py"
+    found = set(imported_modules(probe))
+    assert "judge_service.pipeline.consensus" in found
+    assert "judge_service.domain" in found
+
+
+@pytest.mark.parametrize("module", ["domain", "wire", "errors", "settings"])
+def test_leaf_modules_import_nothing_of_the_package(module: str) -> None:
+    path = PACKAGE / f"{module}.py"
+    assert path.exists()
+    imports = [m for m in imported_modules(path) if of_package(m, "judge_service")]
+    assert imports == [], f"judge_service/{module}.py imports {imports}"
+    assert not [m for m in imported_modules(path) if of_package(m, "judge_service_plugins")]
+
+
+def test_plugins_import_only_contracts_domain_llm() -> None:
+    files = python_files(PLUGINS)
+    assert files, "plugins/ has no modules"
+    bad = violations(PLUGINS, PLUGIN_RULE)
+    assert bad == [], "plugins reach into the service:\n" + "\n".join(bad)
+
+
+def test_plugin_imports_of_the_package_itself_are_fine() -> None:
+    # numeric_match shares helpers with reference_match through judge_service_plugins.
+    found = set(imported_modules(PLUGINS / "judges" / "numeric_match.py"))
+    assert any(of_package(m, "judge_service_plugins") for m in found)
+
+
+def test_service_never_imports_plugins() -> None:
+    bad = []
+    for path in python_files(PACKAGE):
+        for module in imported_modules(path):
+            if of_package(module, "judge_service_plugins") or of_package(module, "plugins"):
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"""import_module\(\s*['"]judge_service_plugins""", text):
+            bad.append(f"{path.relative_to(ROOT)} imports judge_service_plugins dynamically")
+    assert bad == [], "\n".join(bad)
+
+
+def test_trainer_bridge_imports_only_wire() -> None:
+    assert BRIDGE.is_dir(), "trainer_bridge/ is missing"
+    bad = violations(BRIDGE, {"judge_service.wire"}, forbidden=("judge_service_plugins",))
+    assert bad == [], "trainer_bridge reaches into the server:\n" + "\n".join(bad)
+
+
+PLUGIN_RULE = {"judge_service.contracts", "judge_service.domain", "judge_service.llm"}
+
+
+@pytest.mark.parametrize(
+    ("source", "caught"),
+    [
+        ("from judge_service.storage import db\n", True),
+        ("import judge_service.pipeline.evaluate\n", True),
+        ("from judge_service import registry\n", True),
+        ("def f():\n    from judge_service.api import app\n", True),
+        ("from judge_service import domain, contracts\n", False),
+        ("from judge_service.llm import ModelClient\n", False),
+        ("from . import answers\nfrom ..aggregators import weighted\n", False),
+        ("import judge_service_plugins.judges.answers\n", False),
+    ],
+)
+def test_import_rule_checker_flags_planted_imports(
+    tmp_path: Path, source: str, caught: bool
+) -> None:
+    """The checker itself, on a planted plugin module: bad imports are caught, good ones not."""
+    folder = tmp_path / "plugins"
+    (folder / "judges").mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    (folder / "judges" / "__init__.py").write_text("")
+    (folder / "judges" / "planted.py").write_text(source)
+    bad = violations(folder, PLUGIN_RULE, names={folder: "judge_service_plugins"})
+    assert bool(bad) is caught, bad
+
+
+# --- settings documented -----------------------------------------------------------------
+
+
+def test_every_setting_is_documented_in_the_readme() -> None:
+    readme = ROOT / "README.md"
+    assert readme.exists(), "README.md is missing"
+    text = readme.read_text(encoding="utf-8")
+    fields = list(Settings.model_fields)
+    assert fields
+    missing = [f"JS_{name.upper()}" for name in fields if f"JS_{name.upper()}" not in text]
+    assert missing == [], f"settings not documented in README.md: {missing}"
+
+
+# --- every plugin has a test -------------------------------------------------------------
+
+
+def declared_entry_points() -> list[tuple[str, str]]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = project.get("entry-points", {})
+    found = [
+        (group, name)
+        for group, entries in groups.items()
+        if group.startswith("judge_service.")
+        for name in entries
+    ]
+    return sorted(found)
+
+
+def test_pyproject_declares_the_plugin_groups() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = project.get("entry-points", {})
+    for group in ("judge_service.judges", "judge_service.detectors", "judge_service.aggregators"):
+        assert group in groups, f"pyproject.toml lacks the entry-point group {group}"
+    assert len(declared_entry_points()) >= 8
+
+
+def test_every_entry_point_is_mentioned_in_a_test() -> None:
+    tests = [p for p in TESTS.rglob("test_*.py") if p.name != "test_meta.py"]
+    assert tests
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in tests)
+    untested = [
+        f"{group}:{name}"
+        for group, name in declared_entry_points()
+        if not re.search(rf"""["']{re.escape(name)}["']""", sources)
+    ]
+    assert untested == [], f"entry points no test names: {untested}"
