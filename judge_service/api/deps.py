@@ -31,13 +31,21 @@ SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
+#: Routes that also take the key as ``?api_key=`` (keys in URLs end up in logs, so only these).
+QUERY_KEY_PATHS = frozenset({"/get_reward"})
+
+
 def presented_key(request: Request) -> str | None:
     """The key from ``Authorization: Bearer``, ``?api_key=``, or the session cookie."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
-    return request.query_params.get("api_key") or request.cookies.get("js_session") or None
+    if request.url.path in QUERY_KEY_PATHS:  # OpenRLHF cannot send headers
+        query_key = request.query_params.get("api_key")
+        if query_key:
+            return query_key
+    return request.cookies.get("js_session") or None
 
 
 def current_key(request: Request, session: SessionDep) -> ApiKeyRow:

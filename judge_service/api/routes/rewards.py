@@ -53,14 +53,8 @@ async def _wait(url: str, batch_id: str) -> None:
         delay = min(delay * 1.5, 0.2)
 
 
-@router.post(
-    "/rewards",
-    response_model=wire.RewardResponse,
-    responses={202: {"model": wire.RewardResponse}, **ERRORS},
-)
-async def create_rewards(body: wire.RewardRequest, request: Request, key: TrainerKey):
-    """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
-    state = request.app.state
+async def submit_and_wait(body: wire.RewardRequest, *, state, key) -> wire.RewardResponse:
+    """Validate, store, dispatch and (when ``wait``) wait: shared by every scoring route."""
     settings = state.settings
     batching.check_batch_size(body, settings=settings)
     batching.check_unique_ids(body)
@@ -85,7 +79,17 @@ async def create_rewards(body: wire.RewardRequest, request: Request, key: Traine
             raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
     if body.wait:
         await _wait(settings.database_url, batch_id)
-    return _answer(await run_in_threadpool(_read, settings.database_url, batch_id))
+    return await run_in_threadpool(_read, settings.database_url, batch_id)
+
+
+@router.post(
+    "/rewards",
+    response_model=wire.RewardResponse,
+    responses={202: {"model": wire.RewardResponse}, **ERRORS},
+)
+async def create_rewards(body: wire.RewardRequest, request: Request, key: TrainerKey):
+    """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
+    return _answer(await submit_and_wait(body, state=request.app.state, key=key))
 
 
 @router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=ERRORS)

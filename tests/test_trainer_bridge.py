@@ -1,0 +1,191 @@
+"""trainer_bridge against a running service: client, TRL (a real GRPO run), veRL, OpenRLHF."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.helpers import Server, create_key, run_cli, service_env
+from trainer_bridge import (
+    AsyncRewardClient,
+    RewardClient,
+    RewardConnectionError,
+    RewardServiceError,
+)
+from trainer_bridge.trl import reward_function
+from trainer_bridge.verl import compute_score, compute_score_batch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory):
+    """An embedded service in its own process, with a trainer key."""
+    home = tmp_path_factory.mktemp("bridge")
+    env = service_env(JS_DATABASE_URL=f"sqlite:///{home / 'bridge.db'}")
+    run_cli("db", "upgrade", env=env, cwd=home)
+    key = create_key("trainer", env=env, cwd=home)
+    server = Server(env=env, cwd=home, log=home / "serve.log")
+    yield {"url": server.url, "key": key, "db": home / "bridge.db", "home": home}
+    server.kill()
+
+
+def _samples(n: int) -> list[dict]:
+    return [
+        {"id": f"s{i}", "prompt": "2+2?", "completion": "4" if i % 3 else "5", "reference": "4"}
+        for i in range(n)
+    ]
+
+
+def test_client_chunks_concurrently_and_keeps_order(service):
+    client = RewardClient(service["url"], service["key"], chunk_size=7, max_concurrency=3)
+    results = client.score(_samples(50), judges=["reference_match"], run_id="chunks")
+    assert [r.id for r in results] == [f"s{i}" for i in range(50)]
+    assert [r.reward for r in results] == [1.0 if i % 3 else 0.0 for i in range(50)]
+    assert len({r.batch_id for r in client.last_responses}) == 8  # ceil(50 / 7) batches
+
+
+def test_client_raises_clear_errors(service):
+    with pytest.raises(RewardServiceError) as bad:
+        RewardClient(service["url"], service["key"]).score(_samples(2), judges=["nope"])
+    assert bad.value.status == 422 and bad.value.code == "unknown_judge"
+    with pytest.raises(RewardServiceError) as unauthorised:
+        RewardClient(service["url"], "js_wrong").score(_samples(1), judges=["reference_match"])
+    assert unauthorised.value.status == 401
+    with pytest.raises(RewardConnectionError):
+        RewardClient("http://127.0.0.1:9", "k", retries=1, backoff_s=0.01).score(_samples(1))
+
+
+def test_client_retries_5xx_with_the_same_idempotency_key():
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body["idempotency_key"])
+        if len(seen) < 3:
+            return httpx.Response(503, json={"error": {"code": "unavailable", "message": "x"}})
+        results = [{"id": s["id"], "reward": 0.5, "valid": True} for s in body["samples"]]
+        return httpx.Response(
+            200,
+            json={
+                "batch_id": "b",
+                "status": "done",
+                "results": results,
+                "progress": {"scored": 1, "total": 1},
+            },
+        )
+
+    client = AsyncRewardClient(
+        "http://svc", "k", backoff_s=0.01, transport=httpx.MockTransport(handler)
+    )
+    results = asyncio.run(client.score(_samples(1)))
+    assert [r.reward for r in results] == [0.5]
+    assert len(seen) == 3 and len(set(seen)) == 1
+
+
+def test_trl_reward_function_masks_as_none_and_groups_prompts(service):
+    logged: dict[str, list] = {}
+    reward = reward_function(
+        service["url"], api_key=service["key"], judges=["reference_match"], run_id="trl-unit"
+    )
+
+    class State:
+        global_step = 5
+
+    rewards = asyncio.run(
+        reward(
+            prompts=["2+2?", "2+2?", "Colour?"],
+            completions=["4", "5", "red"],
+            completion_ids=[[1], [2], [3]],
+            reference=["4", "4", ""],
+            trainer_state=State(),
+            log_extra=lambda name, values: logged.setdefault(name, values),
+            log_metric=lambda name, value: logged.setdefault(name, value),
+        )
+    )
+    assert rewards == [1.0, 0.0, None]
+    assert logged["hack_score"] == [0.0, 0.0, 0.0]
+    assert logged["judge_service/valid_fraction"] == pytest.approx(2 / 3)
+    with sqlite3.connect(service["db"]) as db:
+        steps = db.execute("SELECT step FROM batches WHERE run_id = 'trl-unit'").fetchall()
+        groups = db.execute(
+            "SELECT COUNT(DISTINCT s.group_id) FROM samples s JOIN batches b "
+            "ON b.id = s.batch_id WHERE b.run_id = 'trl-unit'"
+        ).fetchone()
+    assert steps == [(5,)]
+    assert groups == (2,)
+
+
+def test_real_trl_grpo_run_takes_rewards_from_the_service(service):
+    """A real GRPOTrainer: 2 steps, tiny random model, rewards over HTTP."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "trainer_bridge/examples/grpo_trl_vllm.py"),
+            "--smoke",
+            "--service-url",
+            service["url"],
+            "--api-key",
+            service["key"],
+            "--run-id",
+            "trl-grpo",
+            "--output-dir",
+            str(service["home"] / "grpo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["steps"] == 2
+    assert summary["rewards"] == 8
+    assert summary["masked"] == 4  # the prompt without a reference reached TRL as None
+    with sqlite3.connect(service["db"]) as db:
+        rows = db.execute(
+            "SELECT step, n_samples, status FROM batches WHERE run_id = 'trl-grpo' ORDER BY step"
+        ).fetchall()
+    assert [(step, n) for step, n, _ in rows] == [(0, 4), (1, 4)]
+    assert {status for *_, status in rows} == {"done"}
+
+
+def test_verl_compute_score(service, monkeypatch):
+    monkeypatch.setenv("JUDGE_SERVICE_URL", service["url"])
+    monkeypatch.setenv("JUDGE_SERVICE_KEY", service["key"])
+    info = {"judges": ["reference_match"], "prompt": "2+2?"}
+    assert compute_score("math", "The answer is 4", "4", info) == {
+        "score": 1.0,
+        "hack_score": 0.0,
+        "valid": True,
+        "failure_kind": None,
+    }
+    batch = compute_score_batch(["m", "m"], ["4", ""], ["4", "4"], [info, info])
+    assert [b["valid"] for b in batch] == [True, False]
+    assert batch[1]["score"] == 0.0 and batch[1]["failure_kind"] == "bad_sample"
+
+
+def test_openrlhf_get_reward_shape(service):
+    body = {
+        "query": ["Q: 2+2? A: 4", "Q: 2+2? A: 5", "Q: colour? A: "],
+        "prompts": ["Q: 2+2? A:", "Q: 2+2? A:", "Q: colour? A:"],
+        "labels": ["4", "4", "red"],
+    }
+    url = f"{service['url']}/get_reward?api_key={service['key']}&judges=reference_match"
+    response = httpx.post(url, json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["rewards"] == [1.0, 0.0, 0.0]
+    assert answer["scores"] == answer["rewards"]
+    assert answer["extra_logs"]["valid"] == [1.0, 1.0, 0.0]
+    assert len(answer["extra_logs"]["hack_score"]) == 3
+    assert httpx.post(f"{service['url']}/get_reward", json=body).status_code == 401
+    mismatched = httpx.post(url, json={**body, "labels": ["4"]}, timeout=60)
+    assert mismatched.status_code == 422

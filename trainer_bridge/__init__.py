@@ -1,0 +1,24 @@
+"""Client side of judge-service for trainers: batched rewards over HTTP.
+
+Imports only ``judge_service.wire`` and httpx, so a trainer node needs only the
+base install. Adapters: ``trainer_bridge.trl``, ``.verifiers``, ``.verl``; OpenRLHF
+calls the service's ``/get_reward`` route directly.
+"""
+
+from trainer_bridge.client import (
+    AsyncRewardClient,
+    RewardClient,
+    RewardConnectionError,
+    RewardError,
+    RewardServiceError,
+    RewardTimeout,
+)
+
+__all__ = [
+    "AsyncRewardClient",
+    "RewardClient",
+    "RewardConnectionError",
+    "RewardError",
+    "RewardServiceError",
+    "RewardTimeout",
+]

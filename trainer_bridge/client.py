@@ -1,0 +1,221 @@
+"""``RewardClient`` and ``AsyncRewardClient``: chunked, concurrent, retried, deadline-bound.
+
+Every chunk carries an idempotency key made once per ``score`` call, so a retry
+after a lost answer returns the batch already scored instead of scoring twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from judge_service.wire import RewardRequest, RewardResponse, SampleIn, SampleResult
+
+SampleLike = SampleIn | dict[str, Any]
+
+
+class RewardError(Exception):
+    """Base of every error the bridge raises."""
+
+
+class RewardServiceError(RewardError):
+    """The service answered with an error (a 4xx is never retried)."""
+
+    def __init__(self, status: int, code: str, message: str, detail: Any = None) -> None:
+        super().__init__(f"judge-service answered {status} {code}: {message}")
+        self.status, self.code, self.message, self.detail = status, code, message, detail
+
+
+class RewardTimeout(RewardError):
+    """The overall deadline passed before every chunk was scored."""
+
+
+class RewardConnectionError(RewardError):
+    """The service could not be reached after every retry."""
+
+
+def _service_error(response: httpx.Response) -> RewardServiceError:
+    try:
+        error = response.json()["error"]
+        return RewardServiceError(
+            response.status_code, error["code"], error["message"], error.get("detail")
+        )
+    except (ValueError, KeyError, TypeError):
+        return RewardServiceError(response.status_code, "http_error", response.text[:500])
+
+
+class AsyncRewardClient:
+    """Scores any number of samples against one service, from any event loop."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        retries: int = 4,
+        *,
+        chunk_size: int = 512,
+        max_concurrency: int = 8,
+        backoff_s: float = 0.5,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.chunk_size = chunk_size
+        self.max_concurrency = max_concurrency
+        self.backoff_s = backoff_s
+        self.transport = transport  # tests pass httpx.MockTransport here
+        self.last_responses: list[RewardResponse] = []
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    async def score(
+        self,
+        samples: Sequence[SampleLike],
+        rubric: str | None = None,
+        judges: list[Any] | None = None,
+        run_id: str | None = None,
+        step: int | None = None,
+        **options: Any,
+    ) -> list[SampleResult]:
+        """One result per sample, in order. Raises RewardError subclasses on failure."""
+        parsed = [s if isinstance(s, SampleIn) else SampleIn.model_validate(s) for s in samples]
+        if not parsed:
+            return []
+        call_id = uuid.uuid4().hex
+        chunks = [parsed[i : i + self.chunk_size] for i in range(0, len(parsed), self.chunk_size)]
+        deadline = time.monotonic() + self.timeout
+        gate = asyncio.Semaphore(self.max_concurrency)
+        limits = httpx.Limits(max_connections=self.max_concurrency * 2)
+        async with httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=self._headers(),
+            limits=limits,
+            timeout=None,
+            transport=self.transport,
+        ) as http:
+
+            async def one(index: int, chunk: list[SampleIn]) -> RewardResponse:
+                request = RewardRequest(
+                    samples=chunk,
+                    rubric=rubric,
+                    judges=judges,
+                    run_id=run_id,
+                    step=step,
+                    idempotency_key=f"{call_id}-{index}",
+                    **options,
+                )
+                async with gate:
+                    return await self._send(http, request, deadline)
+
+            try:
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    responses = await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
+            except TimeoutError as exc:
+                raise RewardTimeout(f"no complete answer within {self.timeout} s") from exc
+        self.last_responses = list(responses)
+        return [result for response in responses for result in response.results]
+
+    async def _send(
+        self, http: httpx.AsyncClient, request: RewardRequest, deadline: float
+    ) -> RewardResponse:
+        attempt = 0
+        while True:
+            left = deadline - time.monotonic()
+            request.timeout_s = max(1.0, left - 1.0)
+            body = request.model_dump(mode="json", exclude_none=True)
+            try:
+                response = await http.post("/v1/rewards", json=body, timeout=left)
+                if response.status_code in (200, 202):
+                    answer = RewardResponse.model_validate(response.json())
+                    if answer.status != "done":
+                        answer = await self._poll(http, answer.batch_id, deadline)
+                    return answer
+                if response.status_code < 500 and response.status_code != 429:
+                    raise _service_error(response)
+                problem: Exception = _service_error(response)
+                wait_hint = _retry_after(response)
+            except httpx.TransportError as exc:
+                problem, wait_hint = exc, None
+            attempt += 1
+            if attempt > self.retries:
+                if isinstance(problem, RewardServiceError):
+                    raise problem
+                raise RewardConnectionError(f"{self.base_url}: {problem!r}") from problem
+            pause = wait_hint or self.backoff_s * 2 ** (attempt - 1) * (1 + random.random() / 2)
+            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+
+    async def _poll(
+        self, http: httpx.AsyncClient, batch_id: str, deadline: float
+    ) -> RewardResponse:
+        delay = 0.05
+        while True:
+            try:
+                response = await http.get(f"/v1/rewards/{batch_id}")
+            except httpx.TransportError:
+                response = None
+            if response is not None and response.status_code == 200:
+                return RewardResponse.model_validate(response.json())
+            if (
+                response is not None
+                and response.status_code not in (202, 429)
+                and (response.status_code < 500)
+            ):
+                raise _service_error(response)
+            await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 1.5, 1.0)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class RewardClient:
+    """The blocking twin of :class:`AsyncRewardClient`, safe inside a running event loop."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        retries: int = 4,
+        **options: Any,
+    ) -> None:
+        self._client = AsyncRewardClient(base_url, api_key, timeout, retries, **options)
+
+    @property
+    def last_responses(self) -> list[RewardResponse]:
+        return self._client.last_responses
+
+    def score(
+        self,
+        samples: Sequence[SampleLike],
+        rubric: str | None = None,
+        judges: list[Any] | None = None,
+        run_id: str | None = None,
+        step: int | None = None,
+        **options: Any,
+    ) -> list[SampleResult]:
+        coroutine = self._client.score(
+            samples, rubric=rubric, judges=judges, run_id=run_id, step=step, **options
+        )
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coroutine)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, coroutine).result()
