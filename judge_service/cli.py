@@ -100,6 +100,7 @@ def serve(
 def worker(
     concurrency: Annotated[int, typer.Option(help="Batches scored at once")] = 4,
     pool: Annotated[str, typer.Option(help="Celery pool: threads, prefork, solo")] = "threads",
+    metrics_port: Annotated[int, typer.Option(help="Serve Prometheus metrics; 0 = off")] = 0,
 ) -> None:
     """Run a Celery worker on JS_BROKER_URL."""
     from judge_service.worker.celery_app import QUEUE, make_worker
@@ -108,6 +109,10 @@ def worker(
     if settings.embedded:
         raise typer.BadParameter("JS_BROKER_URL is not set; the embedded server needs no worker")
     _logging(settings.log_level)
+    if metrics_port:
+        from prometheus_client import start_http_server
+
+        start_http_server(metrics_port, addr="127.0.0.1")
     make_worker(settings).worker_main(
         [
             "worker",

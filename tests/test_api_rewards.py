@@ -177,6 +177,25 @@ def test_weights_and_aggregator_are_honoured(client, keys):
     assert response.json()["results"][0]["reward"] == 1.0
 
 
+def test_metrics_count_scored_samples(client, keys):
+    def scored_valid() -> float:
+        text = client.get("/metrics").text
+        line = next(
+            (
+                x
+                for x in text.splitlines()
+                if x.startswith('judge_service_samples_scored_total{outcome="valid"}')
+            ),
+            "x 0",
+        )
+        return float(line.split()[-1])
+
+    before = scored_valid()
+    post(client, keys["trainer"], samples=[sample("a", "4"), sample("b", "5")])
+    assert scored_valid() == before + 2
+    assert "judge_service_batch_seconds_count" in client.get("/metrics").text
+
+
 def test_run_id_and_step_are_kept(client, keys):
     body = post(client, keys["trainer"], samples=[sample("a", "4")], run_id="grpo-1", step=7).json()
     assert (body["run_id"], body["step"]) == ("grpo-1", 7)

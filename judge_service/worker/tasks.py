@@ -12,6 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 
+from judge_service import metrics
 from judge_service.domain import Outcome, Sample
 from judge_service.panels import build_panel
 from judge_service.pipeline.evaluate import Plan, evaluate_batch
@@ -46,6 +47,10 @@ class ResultWriter:
         self.last_flush = time.monotonic()
 
     async def add(self, index: int, outcome: Outcome) -> None:
+        metrics.SAMPLES_SCORED.labels(outcome.failure_kind or "valid").inc()
+        for verdict in outcome.judges:
+            status = "ok" if verdict.ok else "timeout" if verdict.timed_out else "error"
+            metrics.JUDGE_VERDICTS.labels(verdict.judge, status).inc()
         item = self.pending[index]
         self.buffer.append(ScoredSample(item.sample_pk, item.position, outcome))
         due = time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S
@@ -115,13 +120,14 @@ def score_batch(batch_id: str, *, settings: Settings, registry: Registry) -> str
     left_s = (deadline_at - utcnow()).total_seconds()
     deadline = time.monotonic() + max(0.0, left_s)
     writer = ResultWriter(url, batch_id, pending)
-    asyncio.run(
-        _score(
-            pending,
-            lambda: _plan(plan_dict, registry=registry, settings=settings, deadline=deadline),
-            writer,
+    with metrics.BATCH_SECONDS.time():
+        asyncio.run(
+            _score(
+                pending,
+                lambda: _plan(plan_dict, registry=registry, settings=settings, deadline=deadline),
+                writer,
+            )
         )
-    )
     with session_scope(url) as session:
         done = batches.finish_if_complete(session=session, batch_id=batch_id)
     return "done" if done else "running"

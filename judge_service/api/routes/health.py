@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
@@ -29,6 +30,12 @@ def _database_ready(url: str) -> str:
         )
     except Exception as exc:  # readiness reports the failure instead of raising it
         return f"unreachable: {type(exc).__name__}"
+
+
+@router.get("/metrics", response_class=PlainTextResponse)
+async def prometheus_metrics() -> PlainTextResponse:
+    """Prometheus metrics of this process (batches, samples by outcome, judge verdicts)."""
+    return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/readyz")

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from judge_service import wire
+from judge_service import metrics, wire
 from judge_service.api import batching
 from judge_service.api.deps import AnyKey, TrainerKey
 from judge_service.errors import Unavailable
@@ -71,6 +71,7 @@ async def submit_and_wait(body: wire.RewardRequest, *, state, key) -> wire.Rewar
 
     batch_id, created = await run_in_threadpool(store)
     if created:
+        metrics.BATCHES_ACCEPTED.inc()
         try:
             await run_in_threadpool(state.dispatcher.submit, batch_id)
         except Exception as exc:
