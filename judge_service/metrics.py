@@ -1,4 +1,4 @@
-"""Prometheus metrics: the API serves them at ``/metrics``, a Celery worker on ``--metrics-port``."""
+"""Prometheus metrics: served by the API at ``/metrics``, by a worker on ``--metrics-port``."""
 
 from __future__ import annotations
 
