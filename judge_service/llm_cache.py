@@ -11,11 +11,26 @@ import hashlib
 import json
 import logging
 import threading
-import weakref
 from collections import OrderedDict
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+LoopLocal = dict[int, tuple[asyncio.AbstractEventLoop, Any]]
+
+
+def loop_local(store: LoopLocal, factory: Callable[[], T]) -> T:
+    """The running loop's value in ``store`` (asyncio objects are loop-bound). Values of closed
+    loops are dropped: they hold their loop, so a worker running one loop per batch would leak."""
+    loop = asyncio.get_running_loop()
+    entry = store.get(id(loop))
+    if entry is None or entry[0] is not loop:
+        for key, (old, _) in list(store.items()):
+            if old.is_closed():
+                store.pop(key, None)
+        entry = store[id(loop)] = (loop, factory())
+    return entry[1]
 
 
 def cache_key(parts: dict[str, Any]) -> str:
@@ -66,19 +81,15 @@ class RedisCache:
     def __init__(self, url: str, *, ttl_s: int = 30 * 86400) -> None:
         self.url = url
         self.ttl_s = ttl_s
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: LoopLocal = {}
 
     def _client(self) -> Any:
         from redis import asyncio as aioredis
 
-        loop = asyncio.get_running_loop()
-        if loop not in self._clients:
-            self._clients[loop] = aioredis.from_url(
-                self.url, socket_connect_timeout=2, socket_timeout=2
-            )
-        return self._clients[loop]
+        return loop_local(
+            self._clients,
+            lambda: aioredis.from_url(self.url, socket_connect_timeout=2, socket_timeout=2),
+        )
 
     async def get(self, key: str) -> dict[str, Any] | None:
         try:
@@ -96,9 +107,9 @@ class RedisCache:
 
     async def aclose(self) -> None:
         """Close the running loop's client."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        entry = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if entry is not None:
+            await entry[1].aclose()
 
 
 def make_cache(url: str | None) -> ResultCache:

@@ -3,13 +3,17 @@
 A judge spec is a plugin name (``"reference_match"``), an object
 ``{"name": ..., "weight": ..., <options>}``, or a litellm model string (it
 contains a ``/``), which becomes the ``llm`` plugin with ``model=<string>``.
+The name ``local/smollm2-135m`` is the local SmolLM2 judge: the ``llm`` plugin
+with the options of the local llama.cpp server.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from judge_service.errors import UnknownAggregator, UnknownJudge
+from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.pipeline.consensus import Panel
 from judge_service.pipeline.judging import PanelMember
 from judge_service.registry import PluginError, Registry
@@ -26,15 +30,37 @@ def normalise_spec(spec: str | dict[str, Any]) -> dict[str, Any]:
     return normal
 
 
-def build_member(spec: dict[str, Any], *, registry: Registry, extra: dict[str, Any]) -> PanelMember:
-    """One panel member; ``extra`` options (a model client, say) go to LLM judges only."""
+LocalOptions = Callable[[], dict[str, Any]]
+
+
+def _validation_only_local() -> dict[str, Any]:
+    """Options to check a local-judge spec without starting the local server."""
+    from judge_service.local_model import LOCAL_LITELLM_MODEL
+
+    return {"model": LOCAL_LITELLM_MODEL, "api_base": "http://127.0.0.1:1/v1"}
+
+
+def build_member(
+    spec: dict[str, Any],
+    *,
+    registry: Registry,
+    extra: dict[str, Any],
+    local: LocalOptions = _validation_only_local,
+) -> PanelMember:
+    """One panel member; ``extra`` options (a model client, say) go to LLM judges only.
+
+    ``local`` gives the local judge's options; the worker's version starts the server.
+    """
     options = {k: v for k, v in spec.items() if k not in ("name", "weight")}
     name = spec["name"]
     try:
-        if "/" in name:
-            if LLM_PLUGIN not in registry.names("judges"):
-                raise PluginError("model judges need the `llm` judge plugin, not installed")
-            judge = registry.create("judges", LLM_PLUGIN, model=name, **extra, **options)
+        if "/" in name and LLM_PLUGIN not in registry.names("judges"):
+            raise PluginError("model judges need the `llm` judge plugin, not installed")
+        if name == LOCAL_JUDGE_NAME:
+            base = {**local(), "name": LOCAL_JUDGE_NAME}
+            judge = registry.create("judges", LLM_PLUGIN, **{**base, **extra, **options})
+        elif "/" in name:
+            judge = registry.create("judges", LLM_PLUGIN, **{"model": name, **extra, **options})
         else:
             judge = registry.create("judges", name, **options)
     except PluginError as exc:
@@ -51,9 +77,12 @@ def build_panel(
     aggregator: str,
     quorum: int | None = None,
     llm_options: dict[str, Any] | None = None,
+    local: LocalOptions = _validation_only_local,
 ) -> Panel:
     """A panel of judges with its aggregator and quorum; raises UnknownJudge/UnknownAggregator."""
-    members = [build_member(s, registry=registry, extra=llm_options or {}) for s in specs]
+    members = [
+        build_member(s, registry=registry, extra=llm_options or {}, local=local) for s in specs
+    ]
     try:
         combine = registry.create("aggregators", aggregator)
     except PluginError as exc:

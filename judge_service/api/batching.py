@@ -16,22 +16,21 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from judge_service import wire
+from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
 from judge_service.domain import CallUsage, Outcome
 from judge_service.errors import (
     Conflict,
     DuplicateSampleIds,
     NotFound,
-    UnknownRubric,
     ValidationFailed,
 )
+from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.panels import build_panel, normalise_spec
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import audit, batches
 from judge_service.storage.results import load_outcomes
 from judge_service.storage.tables import ApiKeyRow, BatchRow
-
-LOCAL_JUDGE = "local/smollm2-135m"
 
 
 def request_hash(request: wire.RewardRequest) -> str:
@@ -64,17 +63,19 @@ def resolve_plan(
     request: wire.RewardRequest, *, settings: Settings, registry: Registry
 ) -> dict[str, Any]:
     """The judges, aggregator and quorum to store with the batch; 422 on anything unknown."""
-    if request.rubric is not None:
-        raise UnknownRubric(
-            f"rubric {request.rubric!r} is unknown", detail={"rubric": request.rubric}
-        )
-    raw_specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE]
+    rubric = resolve_rubric(request.rubric, settings=settings) if request.rubric else None
+    raw_specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
     specs = [
         normalise_spec(s if isinstance(s, str) else s.model_dump(mode="json")) for s in raw_specs
     ]
     aggregator = request.aggregator or settings.default_aggregator
     build_panel(specs, registry=registry, aggregator=aggregator, quorum=request.quorum)
-    return {"judges": specs, "aggregator": aggregator, "quorum": request.quorum}
+    plan: dict[str, Any] = {"judges": specs, "aggregator": aggregator, "quorum": request.quorum}
+    if rubric is not None:
+        plan["rubric"] = rubric
+    if request.calibrate:
+        plan["calibration"] = calibration_maps([s["name"] for s in specs], settings=settings)
+    return plan
 
 
 def store_batch(
@@ -107,7 +108,7 @@ def store_batch(
             timeout_s=timeout_s,
             run_id=request.run_id,
             step=request.step,
-            rubric_ref=None,
+            rubric_ref=rubric_ref(plan),
             idempotency_key=request.idempotency_key,
             api_key_id=key.id,
         )

@@ -17,7 +17,7 @@ from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
 from judge_service.pipeline.auditing import audit
 from judge_service.pipeline.consensus import Panel, decide
-from judge_service.pipeline.judging import run_panel
+from judge_service.pipeline.judging import GroupScores, run_panel
 
 log = logging.getLogger(__name__)
 
@@ -37,22 +37,24 @@ class Plan:
     settings: object = None
 
 
-async def evaluate_sample(sample: Sample, plan: Plan) -> Outcome:
+async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None = None) -> Outcome:
     """One sample through judges, consensus and audit."""
     if sample.is_blank():
         return Outcome.masked(sample.id, "bad_sample", "the completion is empty")
     context = JudgeContext(rubric=plan.rubric, deadline=plan.deadline, settings=plan.settings)
-    verdicts = await run_panel(plan.panel.members, sample, context)
+    verdicts = await run_panel(plan.panel.members, sample, context, groups)
     outcome = decide(sample.id, verdicts, plan.panel)
     if not plan.detectors:
         return outcome
     return audit(sample, outcome, plan.detectors, Evidence(verdicts=verdicts, rubric=plan.rubric))
 
 
-async def _guarded(index: int, sample: Sample, plan: Plan, gate: asyncio.Semaphore) -> Outcome:
+async def _guarded(
+    sample: Sample, plan: Plan, gate: asyncio.Semaphore, groups: GroupScores
+) -> Outcome:
     async with gate:
         try:
-            return await evaluate_sample(sample, plan)
+            return await evaluate_sample(sample, plan, groups)
         except Exception as exc:  # the sample boundary: a bug masks one sample, not the batch
             log.exception("sample %s failed", sample.id)
             return Outcome.masked(sample.id, "internal_error", f"{type(exc).__name__}: {exc}")
@@ -66,8 +68,13 @@ async def evaluate_batch(
     Returns how many outcomes were delivered (always ``len(samples)``).
     """
     gate = asyncio.Semaphore(plan.concurrency)
+    by_group: dict[str, list[Sample]] = {}
+    for _, sample in samples:
+        if sample.group_id is not None and not sample.is_blank():
+            by_group.setdefault(sample.group_id, []).append(sample)
+    groups = GroupScores(by_group)
     tasks = {
-        asyncio.ensure_future(_guarded(index, sample, plan, gate)): (index, sample)
+        asyncio.ensure_future(_guarded(sample, plan, gate, groups)): (index, sample)
         for index, sample in samples
     }
     delivered = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from judge_service.contracts import Judge, JudgeContext
 from judge_service.domain import JudgeScore, Sample, SampleNotScorable, Verdict
@@ -47,21 +48,60 @@ def failed_verdict(member: PanelMember, error: BaseException | str) -> Verdict:
     )
 
 
-async def run_judge(member: PanelMember, sample: Sample, context: JudgeContext) -> Verdict:
+class GroupScores:
+    """Relative judging of GRPO groups: one ``score_group`` call per (judge, group), shared.
+
+    The first sample of a group to need a relative judge starts the group call; the
+    others await the same task and take their own score from it.
+    """
+
+    def __init__(self, groups: dict[str, list[Sample]]) -> None:
+        self.groups = {gid: members for gid, members in groups.items() if len(members) >= 2}
+        self.tasks: dict[tuple[str, str], asyncio.Task[list[JudgeScore]]] = {}
+
+    def covers(self, member: PanelMember, sample: Sample) -> bool:
+        relative = getattr(member.judge, "relative", False) and hasattr(member.judge, "score_group")
+        return bool(relative) and sample.group_id in self.groups
+
+    async def score(self, member: PanelMember, sample: Sample, context: JudgeContext) -> JudgeScore:
+        group_id = sample.group_id or ""
+        key = (member.name, group_id)
+        if key not in self.tasks:
+            group = self.groups[group_id]
+            judge: Any = member.judge
+            self.tasks[key] = asyncio.ensure_future(judge.score_group(group, context))
+        scores = await asyncio.shield(self.tasks[key])
+        index = next(i for i, s in enumerate(self.groups[group_id]) if s.id == sample.id)
+        return scores[index]
+
+
+async def run_judge(
+    member: PanelMember,
+    sample: Sample,
+    context: JudgeContext,
+    groups: GroupScores | None = None,
+) -> Verdict:
     """One judge's verdict. Never raises (except cancellation): a failure is recorded."""
+    if groups is not None and groups.covers(member, sample):
+        call = groups.score(member, sample, context)
+    else:
+        call = member.judge.score(sample, context)
     try:
-        score = await asyncio.wait_for(
-            member.judge.score(sample, context), timeout=_remaining(context.deadline)
-        )
+        score = await asyncio.wait_for(call, timeout=_remaining(context.deadline))
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the judge boundary: any failure becomes the verdict's error
-        return failed_verdict(member, exc)
+        verdict = failed_verdict(member, exc)
+        spent = getattr(exc, "usage", None)  # a failed model call still cost tokens
+        return verdict.model_copy(update={"usage": spent}) if spent is not None else verdict
     return verdict_from(member, score)
 
 
 async def run_panel(
-    members: list[PanelMember], sample: Sample, context: JudgeContext
+    members: list[PanelMember],
+    sample: Sample,
+    context: JudgeContext,
+    groups: GroupScores | None = None,
 ) -> list[Verdict]:
     """All judges of the panel on one sample, concurrently, in panel order."""
-    return list(await asyncio.gather(*(run_judge(m, sample, context) for m in members)))
+    return list(await asyncio.gather(*(run_judge(m, sample, context, groups) for m in members)))

@@ -18,8 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from judge_service import wire
-from judge_service.api.batching import LOCAL_JUDGE
 from judge_service.domain import Outcome, Sample
+from judge_service.local_model import LOCAL_JUDGE_NAME, local_judge
 from judge_service.panels import build_panel, normalise_spec
 from judge_service.pipeline.evaluate import Plan, evaluate_batch
 from judge_service.registry import Registry
@@ -74,13 +74,14 @@ def score_file(
     items = _read(infile)
     specs = [
         normalise_spec(json.loads(j) if j.startswith("{") else j)
-        for j in (judges or settings.default_judge_specs() or [LOCAL_JUDGE])
+        for j in (judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME])
     ]
     panel = build_panel(
         specs,
         registry=Registry(),
         aggregator=aggregator or settings.default_aggregator,
         llm_options=llm_options(settings),
+        local=lambda: local_judge(settings),
     )
     started = time.monotonic()
     plan = Plan(

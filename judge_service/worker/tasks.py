@@ -13,8 +13,11 @@ import time
 from dataclasses import dataclass
 
 from judge_service import metrics
-from judge_service.domain import Outcome, Sample
+from judge_service.domain import Outcome, Rubric, Sample
+from judge_service.llm import get_client
+from judge_service.local_model import local_judge
 from judge_service.panels import build_panel
+from judge_service.pipeline.calibration import calibrate_panel
 from judge_service.pipeline.evaluate import Plan, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings
@@ -22,6 +25,7 @@ from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.results import ScoredSample, save_results
 from judge_service.storage.types import utcnow
+from judge_service.worker.review_enqueue import enqueue_review
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +80,14 @@ def _plan(batch_plan: dict, *, registry: Registry, settings: Settings, deadline:
         aggregator=batch_plan.get("aggregator") or settings.default_aggregator,
         quorum=batch_plan.get("quorum"),
         llm_options=llm_options(settings),
+        local=lambda: local_judge(settings),
     )
+    if batch_plan.get("calibration"):  # opt-in per request: maps frozen into the plan
+        panel = calibrate_panel(panel, batch_plan["calibration"])
+    rubric = batch_plan.get("rubric")
     return Plan(
         panel=panel,
+        rubric=Rubric.model_validate(rubric) if rubric else None,
         deadline=deadline,
         concurrency=settings.sample_concurrency,
         settings=settings,
@@ -86,8 +95,8 @@ def _plan(batch_plan: dict, *, registry: Registry, settings: Settings, deadline:
 
 
 def llm_options(settings: Settings) -> dict:
-    """Options every LLM judge of this process receives (none until the llm plugin lands)."""
-    return {}
+    """Options every LLM judge of this process receives: the shared model client."""
+    return {"client": get_client(settings)}
 
 
 async def _score(pending: list[_Pending], plan_factory, writer: ResultWriter) -> None:
@@ -130,6 +139,8 @@ def score_batch(batch_id: str, *, settings: Settings, registry: Registry) -> str
         )
     with session_scope(url) as session:
         done = batches.finish_if_complete(session=session, batch_id=batch_id)
+    if done:
+        enqueue_review(batch_id, database_url=url)
     return "done" if done else "running"
 
 

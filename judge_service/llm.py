@@ -1,0 +1,281 @@
+"""The one place that calls models: litellm's async API with limits, retries, cache and cost.
+
+Judges hand over messages and a JSON schema; :class:`ModelClient` returns the parsed verdict and
+what it cost. It bounds in-flight calls per model, times out, retries transient failures with
+backoff (honouring ``retry-after``), re-asks once when the reply does not match the schema, and
+caches verdicts on what decides them (never on the rendered prompt, whose fence is random).
+Environment variables litellm reads itself (``OPENAI_API_BASE``, ``OPENAI_API_KEY`` ...) are never
+overridden: ``api_base`` is passed only when a judge names one explicitly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import random
+import threading
+import time
+from typing import Any
+
+from judge_service.domain import CallUsage
+from judge_service.llm_cache import (
+    LoopLocal,
+    MemoryCache,
+    ResultCache,
+    cache_key,
+    loop_local,
+    make_cache,
+)
+from judge_service.llm_output import ResponseFormatKind, parse_reply, response_format
+
+# Without this, importing litellm tries to download a price list and waits through retries.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm
+
+litellm.suppress_debug_info = True
+logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call otherwise
+log = logging.getLogger(__name__)
+
+Messages = list[dict[str, Any]]
+_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+_REASK = "Answer again with only a JSON object that matches the required schema."
+
+
+class ModelCallError(Exception):
+    """A model call failed for good (retries and the re-ask spent). Carries what it cost."""
+
+    def __init__(self, message: str, *, usage: CallUsage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage or CallUsage()
+
+
+class ModelTimeout(ModelCallError, TimeoutError):
+    """The call or the batch deadline ran out."""
+
+
+class InvalidReply(ModelCallError):
+    """The reply was not JSON matching the schema, even after the re-ask."""
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``retry-after``: seconds or an HTTP date), if any."""
+    for headers in (
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "litellm_response_headers", None),
+        getattr(exc, "headers", None),
+    ):
+        value = headers.get("retry-after") if headers else None
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            parsed = email.utils.parsedate_tz(str(value))
+            if parsed is not None:
+                return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+    return None
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, litellm.APIConnectionError | TimeoutError):
+        return True
+    return getattr(exc, "status_code", None) in _RETRY_STATUS
+
+
+def _cost(response: Any) -> float:
+    """Dollar cost of a response; 0 for local or unpriced models, never an exception."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:  # litellm priced it already (None: it could not)
+        return float(hidden["response_cost"] or 0.0)
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:
+        return 0.0
+
+
+class ModelClient:
+    """Calls models for every judge of a process. Build it with :meth:`from_settings`.
+
+    Retries are a small loop here rather than litellm's Router: a Router wants its deployments
+    declared up front and cools a whole deployment down on errors, while our judges arrive as
+    free-form specs per request and every wait has to fit inside the batch's deadline.
+    Concurrency limits are per model and per event loop (asyncio primitives are loop-bound).
+    """
+
+    def __init__(
+        self,
+        *,
+        concurrency: int = 64,
+        cache: ResultCache | None = None,
+        max_retries: int = 4,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 30.0,
+    ) -> None:
+        self.concurrency = concurrency
+        self.cache: ResultCache = cache if cache is not None else MemoryCache()
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self._limits: LoopLocal = {}
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> ModelClient:
+        return cls(concurrency=settings.judge_concurrency, cache=make_cache(settings.cache_url))
+
+    def _limit(self, model: str, size: int | None = None) -> asyncio.Semaphore:
+        """The model's in-flight limit; ``size`` (first caller wins) overrides the default."""
+        limits: dict[str, asyncio.Semaphore] = loop_local(self._limits, dict)
+        if model not in limits:
+            limits[model] = asyncio.Semaphore(size or self.concurrency)
+        return limits[model]
+
+    async def complete_json(
+        self,
+        model: str,
+        messages: Messages,
+        schema: dict[str, Any],
+        *,
+        cache_key_parts: dict[str, Any],
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        deadline: float | None = None,
+        sampling: dict[str, Any] | None = None,
+        response_format_kind: ResponseFormatKind = "json_schema",
+        free: bool = False,
+        concurrency: int | None = None,
+        schema_name: str = "verdict",
+    ) -> tuple[dict[str, Any], CallUsage]:
+        """The verdict as a dict valid under ``schema``, and what it cost.
+
+        ``deadline`` is a ``time.monotonic()`` value that no wait or call may pass; ``timeout``
+        bounds each attempt. ``free`` marks local models (cost 0); ``concurrency`` overrides the
+        in-flight limit of this model. Raises :class:`ModelCallError` (or a subclass) when no
+        valid verdict could be had.
+        """
+        sampling = dict(sampling or {})
+        decisive = {"model": model, "schema": schema, "sampling": sampling}
+        key = cache_key({**cache_key_parts, **decisive, "format": response_format_kind})
+        cached = await self.cache.get(key)
+        if cached is not None:
+            return cached, CallUsage(cache_hits=1)
+        fmt = response_format(response_format_kind, schema, schema_name)
+        request = {"model": model, "response_format": fmt, **sampling}
+        explicit = {"api_base": api_base, "api_key": api_key}  # else litellm's env vars apply
+        request.update({k: v for k, v in explicit.items() if v})
+        usage = CallUsage()
+        history = list(messages)
+        for attempt in range(2):  # the first answer, then one re-ask
+            self._limit(model, concurrency)
+            response = await self._call(request, history, timeout, deadline, usage)
+            usage += _usage(response, free)
+            text = response.choices[0].message.content if response.choices else None
+            try:
+                verdict = parse_reply(text, schema)
+            except ValueError as exc:
+                if attempt == 1:
+                    raise InvalidReply(f"{model}: {exc}", usage=usage) from exc
+                correction = f"That reply is invalid: {exc}. {_REASK}"
+                history += [
+                    {"role": "assistant", "content": text or ""},
+                    {"role": "user", "content": correction},
+                ]
+                continue
+            await self.cache.set(key, verdict)
+            return verdict, usage
+        raise AssertionError("unreachable")
+
+    async def _call(
+        self,
+        request: dict[str, Any],
+        messages: Messages,
+        timeout: float,
+        deadline: float | None,
+        usage: CallUsage,
+    ) -> Any:
+        """One completion, retried on transient failures within ``deadline``."""
+        model = request["model"]
+        timeouts = 0
+        for attempt in range(self.max_retries + 1):
+            try:
+                async with asyncio.timeout(_left(None, deadline, model, usage)):
+                    await self._limit(model).acquire()  # queueing counts against the deadline
+                try:
+                    left = _left(timeout, deadline, model, usage)
+                    async with asyncio.timeout(left):
+                        return await litellm.acompletion(
+                            messages=messages, timeout=left, num_retries=0, max_retries=0, **request
+                        )
+                finally:
+                    self._limit(model).release()
+            except ModelTimeout:
+                raise
+            except Exception as exc:
+                timed_out = isinstance(exc, TimeoutError | litellm.Timeout)
+                timeouts += timed_out
+                kind = ModelTimeout if timed_out else ModelCallError
+                if not _retryable(exc) or attempt == self.max_retries or timeouts >= 2:
+                    raise kind(f"{model}: {_describe(exc)}", usage=usage) from exc
+                wait = retry_after_s(exc)
+                if wait is None:
+                    wait = min(self.max_backoff_s, self.backoff_s * 2**attempt)
+                    wait *= 0.5 + random.random() / 2
+                too_late = deadline is not None and time.monotonic() + wait >= deadline
+                if too_late or wait > self.max_backoff_s * 2:
+                    message = f"{_describe(exc)}; a retry in {wait:.1f}s would be too late"
+                    raise kind(f"{model}: {message}", usage=usage) from exc
+                log.info("retrying %s in %.2fs after %s", model, wait, _describe(exc))
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        """Close the cache's pooled connections of the running loop."""
+        await self.cache.aclose()
+
+
+def _left(
+    timeout: float | None, deadline: float | None, model: str, usage: CallUsage
+) -> float | None:
+    """Seconds this step may take: the call timeout, cut to what the deadline leaves."""
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise ModelTimeout(f"{model}: the batch deadline passed", usage=usage)
+    return left if timeout is None else min(timeout, left)
+
+
+def _usage(response: Any, free: bool) -> CallUsage:
+    tokens = getattr(response, "usage", None)
+    return CallUsage(
+        judge_calls=1,
+        prompt_tokens=int(getattr(tokens, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(tokens, "completion_tokens", 0) or 0),
+        cost_usd=0.0 if free else _cost(response),
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    text = str(exc).splitlines()[0][:300] if str(exc) else ""
+    name = "no answer in time" if isinstance(exc, TimeoutError) else type(exc).__name__
+    return f"{name}{f' (HTTP {status})' if status else ''}: {text}".rstrip(": ")
+
+
+_CLIENTS: dict[tuple[Any, ...], ModelClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def get_client(settings: Any = None) -> ModelClient:
+    """The shared client for these settings (cache URL and concurrency), built on first use."""
+    if settings is None:
+        from judge_service.settings import get_settings
+
+        settings = get_settings()
+    key = (settings.cache_url, settings.judge_concurrency)
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = ModelClient.from_settings(settings)
+        return _CLIENTS[key]

@@ -1,0 +1,50 @@
+"""Structured output for :mod:`judge_service.llm`: the ``response_format`` each backend takes,
+and the check that a reply is JSON matching the schema.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any, Literal
+
+import jsonschema
+
+ResponseFormatKind = Literal["json_schema", "json_object"]
+_FENCED_JSON = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def response_format(kind: ResponseFormatKind, schema: dict[str, Any], name: str) -> dict[str, Any]:
+    """The ``response_format`` a backend accepts.
+
+    llama.cpp's server answers HTTP 500 to ``json_schema`` and wants ``json_object`` with a
+    ``schema`` (which it turns into a grammar); vLLM and OpenAI take ``json_schema``.
+    """
+    if kind == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    """A compiled validator per schema: building one on every reply costs more than the check."""
+    schema = json.loads(schema_json)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def parse_reply(text: str | None, schema: dict[str, Any]) -> dict[str, Any]:
+    """The reply as a dict valid under ``schema``; raises ValueError saying what is wrong."""
+    if not text or not text.strip():
+        raise ValueError("the reply was empty")
+    fenced = _FENCED_JSON.match(text)
+    try:
+        value = json.loads(fenced.group(1) if fenced else text, strict=False)  # raw newlines ok
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the reply is not JSON ({exc.msg} at char {exc.pos})") from exc
+    try:
+        _validator(json.dumps(schema, sort_keys=True)).validate(value)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+        raise ValueError(f"the JSON does not match the schema at {where}: {exc.message}") from exc
+    return value

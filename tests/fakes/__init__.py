@@ -1,0 +1,24 @@
+"""Test fakes, first-class: an OpenAI-compatible server with injectable faults and latency.
+
+The main ``conftest.py`` can expose the fixture with ``from tests.fakes import fake_openai``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from .openai_server import Behaviour, FakeOpenAIServer, fill, free_port
+
+__all__ = ["Behaviour", "FakeOpenAIServer", "fake_openai", "fill", "free_port"]
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    """A running fake server on a free 127.0.0.1 port; reach it via ``server.url``."""
+    server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,212 @@
+"""judge_service.llm against the fake OpenAI-compatible server: faults, retries, cache, cost."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from judge_service.llm import (
+    InvalidReply,
+    ModelCallError,
+    ModelClient,
+    ModelTimeout,
+    get_client,
+    parse_reply,
+)
+from judge_service.llm_cache import MemoryCache, RedisCache
+from judge_service.settings import get_settings
+from tests.fakes import FakeOpenAIServer
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "rationale": {"type": "string"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["rationale", "score"],
+    "additionalProperties": False,
+}
+MESSAGES = [{"role": "user", "content": "Grade: 2 + 2 = 4"}]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAIServer]:
+    fake = FakeOpenAIServer().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake(server: FakeOpenAIServer) -> FakeOpenAIServer:
+    server.reset()
+    return server
+
+
+def client(**options: Any) -> ModelClient:
+    return ModelClient(**{"backoff_s": 0.01, **options})
+
+
+async def ask(
+    model_client: ModelClient, fake: FakeOpenAIServer, model: str, **options: Any
+) -> tuple[dict[str, Any], Any]:
+    options.setdefault("cache_key_parts", {"sample": "s1"})
+    options.setdefault("timeout", 5.0)
+    return await model_client.complete_json(
+        f"openai/{model}", MESSAGES, SCHEMA, api_base=fake.url, api_key="sk-test", **options
+    )
+
+
+async def test_valid_reply_is_parsed_and_accounted(fake: FakeOpenAIServer) -> None:
+    verdict, usage = await ask(client(), fake, "judge-a")
+    assert verdict["score"] == 0.8
+    assert usage.judge_calls == 1 and usage.cache_hits == 0
+    assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
+
+
+async def test_response_format_is_chosen_per_backend(fake: FakeOpenAIServer) -> None:
+    await ask(client(), fake, "vllm-like")
+    await ask(client(), fake, "llama-like", response_format_kind="json_object")
+    strict, llama = (body["response_format"] for body in fake.bodies)
+    assert strict["type"] == "json_schema"
+    assert strict["json_schema"]["schema"] == SCHEMA and strict["json_schema"]["strict"] is True
+    assert llama == {"type": "json_object", "schema": SCHEMA}
+
+
+async def test_cache_hit_makes_no_model_call(fake: FakeOpenAIServer) -> None:
+    model_client = client()
+    await ask(model_client, fake, "judge-c", sampling={"temperature": 0.0})
+    verdict, usage = await ask(model_client, fake, "judge-c", sampling={"temperature": 0.0})
+    assert fake.requests["judge-c"] == 1
+    assert usage.cache_hits == 1 and usage.judge_calls == 0 and verdict["score"] == 0.8
+    # What decides the verdict is in the key: other sampling or content is a miss.
+    await ask(model_client, fake, "judge-c", sampling={"temperature": 0.7})
+    await ask(model_client, fake, "judge-c", cache_key_parts={"sample": "s2"})
+    assert fake.requests["judge-c"] == 3
+
+
+async def test_rate_limit_honours_retry_after(fake: FakeOpenAIServer) -> None:
+    fake.configure("limited", fault="429", times=1, retry_after=1)
+    started = time.monotonic()
+    verdict, _ = await ask(client(), fake, "limited")
+    assert time.monotonic() - started >= 1.0
+    assert fake.requests["limited"] == 2 and verdict["score"] == 0.8
+
+
+async def test_transient_500_is_retried(fake: FakeOpenAIServer) -> None:
+    fake.configure("flaky", fault="500", times=2)
+    verdict, _ = await ask(client(), fake, "flaky")
+    assert fake.requests["flaky"] == 3 and verdict["score"] == 0.8
+
+
+async def test_persistent_500_fails_after_retries(fake: FakeOpenAIServer) -> None:
+    with pytest.raises(ModelCallError, match="HTTP 500"):
+        await ask(client(max_retries=2), fake, "always-500")
+    assert fake.requests["always-500"] == 3
+
+
+async def test_hang_times_out(fake: FakeOpenAIServer) -> None:
+    started = time.monotonic()
+    with pytest.raises(ModelTimeout):
+        await ask(client(), fake, "hang", timeout=0.5)
+    assert time.monotonic() - started < 2.0  # one retry of a timeout, then give up
+
+
+async def test_deadline_bounds_every_wait(fake: FakeOpenAIServer) -> None:
+    started = time.monotonic()
+    with pytest.raises(ModelTimeout):
+        await ask(client(), fake, "hang", timeout=60, deadline=started + 1.0)
+    assert time.monotonic() - started < 1.5
+
+
+async def test_prose_gets_one_reask_then_fails(fake: FakeOpenAIServer) -> None:
+    with pytest.raises(InvalidReply, match="not JSON") as caught:
+        await ask(client(), fake, "prose")
+    assert fake.requests["prose"] == 2 and caught.value.usage.judge_calls == 2
+    reask = fake.bodies[-1]["messages"]
+    assert reask[-2]["role"] == "assistant" and "eight out of ten" in reask[-2]["content"]
+    assert reask[-1]["role"] == "user" and "invalid" in reask[-1]["content"]
+
+
+async def test_reask_recovers(fake: FakeOpenAIServer) -> None:
+    fake.configure("sloppy", fault="garbage", times=1)
+    verdict, usage = await ask(client(), fake, "sloppy")
+    assert verdict["score"] == 0.8 and usage.judge_calls == 2
+
+
+async def test_out_of_range_score_is_invalid(fake: FakeOpenAIServer) -> None:
+    with pytest.raises(ValueError, match="score"):
+        parse_reply('{"rationale": "x", "score": 7}', SCHEMA)
+    assert parse_reply('```json\n{"rationale": "x", "score": 1}\n```', SCHEMA)["score"] == 1
+
+
+async def test_concurrency_is_limited_per_model(fake: FakeOpenAIServer) -> None:
+    model_client = client(concurrency=2)
+    started = time.monotonic()
+    await asyncio.gather(
+        *(ask(model_client, fake, "slow-200", cache_key_parts={"i": i}) for i in range(6))
+    )
+    assert fake.max_in_flight["slow-200"] == 2
+    assert time.monotonic() - started >= 0.6
+
+
+async def test_cost_known_unknown_and_free(fake: FakeOpenAIServer) -> None:
+    _, priced = await ask(client(), fake, "gpt-4.1-mini")
+    _, unknown = await ask(client(), fake, "no-such-model-xyz")
+    _, free = await ask(client(), fake, "gpt-4.1-mini", free=True, cache_key_parts={"f": 1})
+    assert priced.cost_usd > 0
+    assert unknown.cost_usd == 0.0 and free.cost_usd == 0.0
+
+
+async def test_openai_env_vars_are_honoured(
+    fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_BASE", fake.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    verdict, _ = await client().complete_json(
+        "openai/env-judge", MESSAGES, SCHEMA, cache_key_parts={}, timeout=5
+    )
+    assert fake.requests["env-judge"] == 1 and verdict["score"] == 0.8
+
+
+async def test_redis_cache_is_shared_between_clients(
+    fake: FakeOpenAIServer, redis_url: str
+) -> None:
+    first, second = client(cache=RedisCache(redis_url)), client(cache=RedisCache(redis_url))
+    await ask(first, fake, "judge-r")
+    _, usage = await ask(second, fake, "judge-r")
+    assert usage.cache_hits == 1 and fake.requests["judge-r"] == 1
+    await first.aclose()
+    await second.aclose()
+
+
+async def test_redis_outage_is_a_miss_not_a_failure(fake: FakeOpenAIServer) -> None:
+    model_client = client(cache=RedisCache("redis://127.0.0.1:1/0"))
+    verdict, usage = await ask(model_client, fake, "judge-down")
+    assert verdict["score"] == 0.8 and usage.judge_calls == 1
+
+
+def test_get_client_is_shared_per_settings(redis_url: str) -> None:
+    embedded = get_settings(cache_url=None, judge_concurrency=8)
+    assert get_client(embedded) is get_client(get_settings(cache_url=None, judge_concurrency=8))
+    assert isinstance(get_client(embedded).cache, MemoryCache)
+    assert get_client(embedded).concurrency == 8
+    assert isinstance(get_client(get_settings(cache_url=redis_url)).cache, RedisCache)
+
+
+def test_one_client_serves_many_event_loops(fake: FakeOpenAIServer, redis_url: str) -> None:
+    """Workers may run a fresh loop per batch: limits and Redis clients follow the loop."""
+    model_client = client(concurrency=1, cache=RedisCache(redis_url))
+
+    async def batch(n: int) -> None:  # contention makes the semaphore bind to this loop
+        await asyncio.gather(
+            *(ask(model_client, fake, "loops", cache_key_parts={"n": n, "i": i}) for i in range(3))
+        )
+
+    for n in range(3):
+        asyncio.run(batch(n))
+    assert fake.requests["loops"] == 9
+    assert len(model_client._limits) == 1  # closed loops are dropped, not kept alive
