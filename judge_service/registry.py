@@ -94,7 +94,7 @@ class Registry:
         self._classes[key] = cls
         return cls
 
-    def create(self, kind: Kind, name: str, **options: Any) -> Any:
+    def create(self, kind: Kind, name: str, /, **options: Any) -> Any:
         """An instance built with ``options``; bad options raise PluginError."""
         cls = self.load(kind, name)
         try:

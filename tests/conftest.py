@@ -121,3 +121,6 @@ def keys(embedded_settings: Settings) -> dict[str, str]:
         role: {"Authorization": f"Bearer {make_key(url, role)}"}  # type: ignore[misc]
         for role in ("trainer", "reviewer", "admin")
     }
+
+
+from tests.fakes import fake_openai  # noqa: E402, F401  (fixture: the fault-injecting fake server)

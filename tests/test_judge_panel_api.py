@@ -1,0 +1,155 @@
+"""The judge panel through the API: faults from a fake OpenAI-compatible server, the cache,
+deadlines, and the real local SmolLM2 judge with nothing configured."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes import FakeOpenAIServer
+from tests.helpers import Server, create_key, run_cli, service_env
+
+SAMPLES = [
+    {"id": "a", "prompt": "Summarise: the cat sat.", "completion": "A cat sat."},
+    {"id": "b", "prompt": "Summarise: the dog ran.", "completion": "A dog ran."},
+]
+
+
+def judge(fake: FakeOpenAIServer, model: str, **options: object) -> dict:
+    return {"name": f"openai/{model}", "api_base": fake.url, "api_key": "sk-fake", **options}
+
+
+def score(client, keys, judges: list, samples: list | None = None, **extra: object):
+    response = client.post(
+        "/v1/rewards",
+        headers=keys["trainer"],
+        json={"samples": samples or SAMPLES, "judges": judges, **extra},
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_one_broken_judge_of_three_is_listed_and_the_others_score(client, keys, fake_openai):
+    body = score(
+        client,
+        keys,
+        [
+            judge(fake_openai, "judge-a"),
+            judge(fake_openai, "judge-b"),
+            judge(fake_openai, "always-500"),
+        ],
+    )
+    for result in body["results"]:
+        assert result["valid"] is True
+        assert result["reward"] == pytest.approx(0.8)
+        by_name = {j["judge"]: j for j in result["judges"]}
+        assert by_name["openai/always-500"]["score"] is None
+        assert by_name["openai/always-500"]["error"]
+        assert by_name["openai/judge-a"]["score"] == pytest.approx(0.8)
+        assert set(result["components"]) == {"judge/openai/judge-a", "judge/openai/judge-b"}
+
+
+@pytest.mark.parametrize("models", [["always-500", "garbage"], ["prose", "prose-2"]])
+def test_a_panel_that_all_fails_masks_the_sample(client, keys, fake_openai, models):
+    fake_openai.configure("prose-2", fault="prose")
+    body = score(client, keys, [judge(fake_openai, m, timeout_s=5) for m in models])
+    for result in body["results"]:
+        assert result["valid"] is False
+        assert result["reward"] is None
+        assert result["failure_kind"] == "judge_failed"
+        assert all(j["error"] for j in result["judges"])
+
+
+def test_below_quorum_is_masked(client, keys, fake_openai):
+    judges = [
+        judge(fake_openai, "judge-a"),
+        judge(fake_openai, "always-500"),
+        judge(fake_openai, "garbage"),
+    ]
+    body = score(client, keys, judges, quorum=2)
+    assert {r["failure_kind"] for r in body["results"]} == {"below_quorum"}
+    assert all(r["reward"] is None for r in body["results"])
+
+
+def test_a_hanging_judge_is_cut_at_the_deadline(client, keys, fake_openai):
+    started = time.monotonic()
+    body = score(client, keys, [judge(fake_openai, "hang")], timeout_s=10)
+    elapsed = time.monotonic() - started
+    assert 9.0 <= elapsed < 12.5
+    assert {r["failure_kind"] for r in body["results"]} == {"timeout"}
+    assert all(r["reward"] is None and r["valid"] is False for r in body["results"])
+
+
+def test_the_same_batch_twice_is_served_from_the_cache(client, keys, fake_openai):
+    judges = [judge(fake_openai, "judge-a"), judge(fake_openai, "judge-b")]
+    unique = [{**s, "completion": f"{s['completion']} {uuid.uuid4()}"} for s in SAMPLES]
+    first = score(client, keys, judges, unique)
+    calls = fake_openai.total_requests
+    second = score(client, keys, judges, unique)
+    assert fake_openai.total_requests == calls  # no new model calls
+    assert first["usage"]["judge_calls"] == 4 and first["usage"]["cache_hits"] == 0
+    assert second["usage"]["cache_hits"] == 4 and second["usage"]["judge_calls"] == 0
+    assert [r["reward"] for r in second["results"]] == [r["reward"] for r in first["results"]]
+
+
+def test_openai_judge_reaches_its_server_through_the_standard_environment(
+    embedded_settings, keys, fake_openai, monkeypatch
+):
+    from fastapi.testclient import TestClient
+
+    from judge_service.api.app import create_app
+
+    monkeypatch.setenv("OPENAI_API_BASE", fake_openai.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    with TestClient(create_app(embedded_settings)) as client:
+        body = score(client, keys, ["openai/env-judge"])
+    assert all(r["valid"] and r["reward"] == pytest.approx(0.8) for r in body["results"])
+    assert fake_openai.requests["env-judge"] >= 2
+
+
+def test_rate_limited_judge_is_retried_after_retry_after(client, keys, fake_openai):
+    fake_openai.configure("judge-429", fault="429", times=1, retry_after=1)
+    body = score(client, keys, [judge(fake_openai, "judge-429")])
+    assert all(r["valid"] for r in body["results"])
+
+
+def test_local_smollm2_judge_scores_with_nothing_configured(tmp_path: Path):
+    """A fresh machine: no judges in the request, no JS_DEFAULT_JUDGES: the local model."""
+    env = service_env(JS_DATABASE_URL=f"sqlite:///{tmp_path / 'local.db'}")
+    run_cli("db", "upgrade", env=env, cwd=tmp_path)
+    key = create_key("trainer", env=env, cwd=tmp_path)
+    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
+    try:
+        samples = [
+            {
+                "id": "good",
+                "prompt": "What is the capital of France?",
+                "completion": "The capital of France is Paris.",
+                "reference": "Paris",
+            },
+            {
+                "id": "bad",
+                "prompt": "What is the capital of France?",
+                "completion": "I like turtles.",
+                "reference": "Paris",
+            },
+        ]
+        response = httpx.post(
+            f"{server.url}/v1/rewards",
+            json={"samples": samples},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=300,
+        )
+        assert response.status_code == 200, response.text
+        for result in response.json()["results"]:
+            assert result["valid"] is True, result
+            assert 0.0 <= result["reward"] <= 1.0
+            (verdict,) = result["judges"]
+            assert "smollm2" in verdict["judge"]
+            assert verdict["error"] is None and isinstance(verdict["rationale"], str)
+    finally:
+        server.kill()
