@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from judge_service.cli_detectors import audit_command, detectors_app
+from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -19,6 +21,9 @@ db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
+app.add_typer(detectors_app, name="detectors")
+app.command("audit")(audit_command)
+app.add_typer(rubrics_app, name="rubrics")
 
 
 def _logging(level: str) -> None:
@@ -125,6 +130,33 @@ def worker(
             "--without-mingle",
         ]
     )
+
+
+@app.command("local-model")
+def local_model(
+    host: str = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="0 = JS_LOCAL_MODEL_PORT, or a free port")] = 0,
+) -> None:
+    """Run the local SmolLM2 judge alone (llama.cpp's OpenAI-compatible server) until stopped.
+
+    Point other processes at it with JS_LOCAL_MODEL_URL=<the printed URL>.
+    """
+    import signal
+    import threading
+
+    from judge_service.local_model import LocalModelServer
+
+    settings = get_settings()
+    _logging(settings.log_level)
+    server = LocalModelServer(
+        model_path=settings.local_model_path, host=host, port=port or settings.local_model_port
+    )
+    typer.echo(f"local judge (SmolLM2-135M) at {server.start()}")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    server.stop()
 
 
 @app.command()
