@@ -12,7 +12,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
-from judge_service.api.routes import health, keys, openrlhf, rewards
+from judge_service.api.routes import health, judges, keys, openrlhf, review, rewards, rubrics
+from judge_service.api.web import pages
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
 from judge_service.settings import Settings
@@ -101,6 +102,6 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
-    for module in (health, rewards, keys, openrlhf):
+    for module in (health, rewards, keys, openrlhf, rubrics, review, judges, pages):
         app.include_router(module.router)
     return app

@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
+from judge_service.api.web.session import lookup_key
 from judge_service.errors import Forbidden, Unauthorized
 from judge_service.settings import Settings
 from judge_service.storage.db import session_factory
-from judge_service.storage.keys import find_key
 from judge_service.storage.tables import ApiKeyRow
 
 
@@ -52,7 +52,7 @@ def current_key(request: Request, session: SessionDep) -> ApiKeyRow:
     key = presented_key(request)
     if not key:
         raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
-    row = find_key(session=session, key=key)
+    row = lookup_key(session=session, key=key)  # an API key, or the page's session token
     if row is None:
         raise Unauthorized("the API key is unknown or revoked")
     return row

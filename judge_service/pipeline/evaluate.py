@@ -73,33 +73,31 @@ async def evaluate_batch(
         if sample.group_id is not None and not sample.is_blank():
             by_group.setdefault(sample.group_id, []).append(sample)
     groups = GroupScores(by_group)
-    tasks = {
-        asyncio.ensure_future(_guarded(sample, plan, gate, groups)): (index, sample)
-        for index, sample in samples
-    }
-    delivered = 0
-    pending = set(tasks)
+    delivered: set[int] = set()
+
+    async def score_and_deliver(index: int, sample: Sample) -> None:
+        # Each task delivers its own outcome: waiting on all tasks once, instead of
+        # re-waiting for the first completed, keeps big batches linear, not quadratic.
+        outcome = await _guarded(sample, plan, gate, groups)
+        delivered.add(index)
+        await on_outcome(index, outcome)
+
+    tasks = [asyncio.ensure_future(score_and_deliver(i, s)) for i, s in samples]
     # Judges stop at the deadline themselves; the grace lets each sample's consensus use
     # the judges that did answer (down to the quorum) before unfinished work is cancelled.
-    end = None if plan.deadline is None else plan.deadline + DEADLINE_GRACE_S
-    while pending:
-        left = None if end is None else max(0.0, end - time.monotonic())
-        done, pending = await asyncio.wait(
-            pending, timeout=left, return_when=asyncio.FIRST_COMPLETED
-        )
-        for task in done:
-            index, _ = tasks[task]
-            await on_outcome(index, task.result())
-            delivered += 1
-        if not done and pending:  # the deadline passed
-            break
-    for task in pending:
-        task.cancel()
-    for task in pending:
-        index, sample = tasks[task]
-        await on_outcome(
-            index,
-            Outcome.masked(sample.id, "timeout", "the batch deadline passed before scoring"),
-        )
-        delivered += 1
-    return delivered
+    timeout = None
+    if plan.deadline is not None:
+        timeout = max(0.0, plan.deadline + DEADLINE_GRACE_S - time.monotonic())
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    for index, sample in samples:
+        if index not in delivered:
+            delivered.add(index)
+            await on_outcome(
+                index,
+                Outcome.masked(sample.id, "timeout", "the batch deadline passed before scoring"),
+            )
+    return len(delivered)

@@ -11,6 +11,7 @@ from celery import Celery
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
+from judge_service.worker.mining_task import MINE_TASK, mine_rubric
 from judge_service.worker.tasks import score_batch
 
 TASK_NAME = "judge_service.score_batch"
@@ -47,12 +48,16 @@ def make_celery(settings: Settings) -> Celery:
 
 
 def make_worker(settings: Settings) -> Celery:
-    """The Celery app with the scoring task registered (what ``judge-service worker`` runs)."""
+    """The Celery app with the scoring and mining tasks (what ``judge-service worker`` runs)."""
     app = make_celery(settings)
     registry = Registry()
 
     @app.task(name=TASK_NAME)
     def score_batch_task(batch_id: str) -> str:
         return score_batch(batch_id, settings=settings, registry=registry)
+
+    @app.task(name=MINE_TASK)
+    def mine_rubric_task(job_id: str) -> str:
+        return mine_rubric(job_id, settings=settings)
 
     return app

@@ -13,6 +13,8 @@ from judge_service.worker.inprocess import InProcessDispatcher
 class Dispatcher(Protocol):
     def submit(self, batch_id: str) -> object: ...
 
+    def submit_task(self, name: str, *args: str) -> object: ...
+
     def ping(self) -> bool: ...
 
     def close(self) -> None: ...
@@ -26,6 +28,10 @@ class CeleryDispatcher:
 
     def submit(self, batch_id: str) -> object:
         return self.app.send_task(TASK_NAME, args=[batch_id], retry=True)
+
+    def submit_task(self, name: str, *args: str) -> object:
+        """Any other registered task by name (mining, say)."""
+        return self.app.send_task(name, args=list(args), retry=True)
 
     def ping(self) -> bool:
         try:

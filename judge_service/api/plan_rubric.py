@@ -1,0 +1,49 @@
+"""The parts of a batch's plan that come from storage: its rubric version and calibration maps.
+
+Resolved when the batch is accepted and frozen into its plan, so the batch scores with
+``name@N`` even if version N+1 is approved while it waits in the queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge_service.errors import UnknownRubric
+from judge_service.review.agreement import calibration_map
+from judge_service.settings import Settings
+from judge_service.storage import labels, rubrics
+from judge_service.storage.db import session_scope
+
+
+def resolve_rubric(ref: str, *, settings: Settings) -> dict[str, Any]:
+    """``name`` (the active version) or ``name@N`` as the rubric's content; 422 when unknown."""
+    with session_scope(settings.database_url) as session:
+        row = rubrics.resolve_ref(session=session, ref=ref)
+        if row is None:
+            parsed = rubrics.parse_ref(ref)
+            known = parsed is not None and rubrics.exists(session=session, name=parsed[0])
+            why = "has no such version" if known else "is unknown"
+            names = [r.name for r in rubrics.list_rubrics(session=session)]
+            raise UnknownRubric(f"rubric {ref!r} {why}", detail={"rubric": ref, "known": names})
+        return rubrics.to_domain(row).model_dump(mode="json")
+
+
+def rubric_ref(plan: dict[str, Any]) -> str | None:
+    """``name@N`` of the plan's rubric, or None."""
+    rubric = plan.get("rubric")
+    return f"{rubric['name']}@{rubric['version']}" if rubric else None
+
+
+def calibration_maps(judges: list[str], *, settings: Settings) -> dict[str, Any]:
+    """The isotonic map of each judge that has enough human labels (others stay raw)."""
+    with session_scope(settings.database_url) as session:
+        pairs = labels.labeled_scores(session=session, judges=judges)
+    grouped: dict[str, list[tuple[float, bool]]] = {}
+    for pair in pairs:
+        grouped.setdefault(pair.judge, []).append((pair.score, pair.good))
+    maps = {}
+    for judge, values in grouped.items():
+        fitted = calibration_map([s for s, _ in values], [g for _, g in values])
+        if fitted is not None:
+            maps[judge] = {"x": fitted[0], "y": fitted[1]}
+    return maps

@@ -1,0 +1,52 @@
+"""``GET /v1/judges/agreement``: each judge against human labels (kappa, rho, calibration)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from judge_service import wire
+from judge_service.api.deps import AnyKey, SessionDep
+from judge_service.api.routes.rewards import ERRORS
+from judge_service.review import agreement
+from judge_service.storage.labels import CONSENSUS, labeled_scores
+
+router = APIRouter(prefix="/v1", tags=["judges"])
+
+
+def _out(figures: agreement.JudgeFigures) -> wire.JudgeAgreement:
+    calibration = figures.calibration
+    return wire.JudgeAgreement(
+        judge=figures.judge,
+        labels=figures.labels,
+        good=figures.good,
+        bad=figures.bad,
+        cohen_kappa=figures.cohen_kappa,
+        spearman_rho=figures.spearman_rho,
+        spearman_p=figures.spearman_p,
+        calibration=wire.Calibration(x=calibration[0], y=calibration[1]) if calibration else None,
+    )
+
+
+@router.get("/judges/agreement", response_model=wire.AgreementResponse, responses=ERRORS)
+def judge_agreement(
+    session: SessionDep,
+    key: AnyKey,
+    run_id: str | None = None,
+    threshold: Annotated[float, Query(gt=0, le=1)] = agreement.THRESHOLD,
+):
+    """Per judge: Cohen's kappa (score >= ``threshold`` counts as good) and Spearman's rho
+    against the majority human label of each rollout, with counts, and the isotonic map a
+    calibrated consensus (``calibrate: true``) uses once a judge has enough labels. The
+    final reward is reported as ``consensus``."""
+    pairs = labeled_scores(session=session, run_id=run_id)
+    figures = agreement.by_judge(((p.judge, p.score, p.good) for p in pairs), threshold=threshold)
+    judges = [_out(f) for f in figures if f.judge != CONSENSUS]
+    consensus = next((_out(f) for f in figures if f.judge == CONSENSUS), None)
+    return wire.AgreementResponse(
+        threshold=threshold,
+        min_labels_for_calibration=agreement.MIN_LABELS_FOR_CALIBRATION,
+        judges=judges,
+        consensus=consensus,
+    )

@@ -1,0 +1,181 @@
+"""Rubrics: create (admin), list and read versions (any key), and queue mining of a run."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+
+from judge_service import wire
+from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, SessionDep
+from judge_service.api.routes.rewards import ERRORS
+from judge_service.errors import Conflict, NotFound, Unavailable, ValidationFailed
+from judge_service.local_model import LOCAL_JUDGE_NAME
+from judge_service.storage import audit, mining, rubrics
+from judge_service.storage.review_tables import MiningJobRow, RubricVersionRow
+from judge_service.storage.rollouts import run_exists
+from judge_service.worker.mining_task import MINE_TASK
+
+router = APIRouter(prefix="/v1", tags=["rubrics"])
+
+
+def rubric_out(row: RubricVersionRow, active: int | None) -> wire.RubricOut:
+    return wire.RubricOut(
+        name=row.name,
+        version=row.version,
+        ref=row.ref,
+        active=row.version == active,
+        status=row.status,
+        description=row.description,
+        criteria=[wire.CriterionOut.model_validate(c) for c in row.criteria],
+        prompts=row.prompts or {},
+        created_at=row.created_at,
+        created_by=row.created_by,
+        source=row.source,
+    )
+
+
+def job_out(row: MiningJobRow) -> wire.MiningJob:
+    return wire.MiningJob.model_validate(
+        {
+            **{c: getattr(row, c) for c in ("id", "rubric", "run_id", "status", "max_items")},
+            **{c: getattr(row, c) for c in ("created_at", "finished_at", "error")},
+            "result": row.result or {},
+        }
+    )
+
+
+def _active(session: SessionDep, name: str) -> RubricVersionRow:
+    row = rubrics.get_version(session=session, name=name)
+    if row is None:
+        raise NotFound(f"no rubric {name!r}", detail={"rubric": name})
+    return row
+
+
+@router.post("/rubrics", response_model=wire.RubricOut, status_code=201, responses=ERRORS)
+def create_rubric(body: wire.RubricCreate, session: SessionDep, key: AdminKey):
+    """Version 1 of a new rubric, approved and active at once; 409 if the name exists."""
+    if rubrics.exists(session=session, name=body.name):
+        raise Conflict(
+            f"rubric {body.name!r} already exists; new versions come from review or import",
+            detail={"rubric": body.name},
+        )
+    spec = body.model_dump(mode="json")
+    row = rubrics.write_version(
+        session=session,
+        name=body.name,
+        description=body.description,
+        criteria=spec["criteria"],
+        prompts=spec["prompts"],
+        created_by=key.id,
+        source="api",
+    )
+    if row.version != 1:  # a concurrent create of the same name won the race
+        session.rollback()
+        raise Conflict(f"rubric {body.name!r} already exists", detail={"rubric": body.name})
+    audit.record(session=session, actor=key.id, action="rubric.create", target=row.ref)
+    session.commit()
+    return rubric_out(row, row.version)
+
+
+@router.get("/rubrics", response_model=wire.RubricList, responses=ERRORS)
+def list_rubrics(session: SessionDep, key: AnyKey):
+    """Every rubric with its active version."""
+    return wire.RubricList(
+        rubrics=[
+            wire.RubricSummary(ref=f"{s.name}@{s.version}", **s.__dict__)
+            for s in rubrics.list_rubrics(session=session)
+        ]
+    )
+
+
+@router.get("/rubrics/{name}", response_model=wire.RubricOut, responses=ERRORS)
+def get_rubric(
+    name: str,
+    session: SessionDep,
+    key: AnyKey,
+    version: Annotated[int | None, Query(ge=1, description="A version; default: active")] = None,
+):
+    """The active version (latest approved), or version ``N`` with ``?version=N``."""
+    active = _active(session, name)
+    row = (
+        active
+        if version is None
+        else rubrics.get_version(session=session, name=name, version=version)
+    )
+    if row is None:
+        raise NotFound(
+            f"rubric {name!r} has no version {version} (latest: {active.version})",
+            detail={"rubric": name, "version": version, "active": active.version},
+        )
+    return rubric_out(row, active.version)
+
+
+@router.get("/rubrics/{name}/versions", response_model=wire.RubricVersions, responses=ERRORS)
+def list_versions(name: str, session: SessionDep, key: AnyKey):
+    """Every version of a rubric, oldest first."""
+    active = _active(session, name)
+    rows = rubrics.list_versions(session=session, name=name)
+    return wire.RubricVersions(versions=[rubric_out(r, active.version) for r in rows])
+
+
+def _model_spec(model: wire.JudgeSpec | None) -> dict | None:
+    if model is None:
+        return None
+    spec = {"name": model} if isinstance(model, str) else model.model_dump(mode="json")
+    spec.pop("weight", None)
+    if "/" not in spec["name"]:
+        raise ValidationFailed(
+            f"model {spec['name']!r} is not a model: give a litellm model string such as "
+            f"openai/gpt-4.1-mini, or {LOCAL_JUDGE_NAME}",
+            detail={"field": "model"},
+        )
+    return spec
+
+
+@router.post(
+    "/rubrics/{name}/mine",
+    response_model=wire.MiningJob,
+    status_code=202,
+    responses=ERRORS,
+)
+def mine_rubric(
+    name: str, body: wire.MineRequest, request: Request, session: SessionDep, key: ReviewerKey
+):
+    """Queue mining of a run for new items of this rubric; they land in the review queue."""
+    _active(session, name)
+    if not run_exists(session=session, run_id=body.run_id):
+        raise NotFound(f"no batches of run {body.run_id!r}", detail={"run_id": body.run_id})
+    job = mining.create_job(
+        session=session,
+        rubric=name,
+        run_id=body.run_id,
+        model=_model_spec(body.model),
+        max_items=body.max_items,
+        created_by=key.id,
+    )
+    audit.record(
+        session=session,
+        actor=key.id,
+        action="rubric.mine",
+        target=job.id,
+        detail={"rubric": name, "run_id": body.run_id},
+    )
+    session.commit()
+    try:
+        request.app.state.dispatcher.submit_task(MINE_TASK, job.id)
+    except Exception as exc:
+        mining.finish_job(session=session, job_id=job.id, result={}, error="queue unavailable")
+        session.commit()
+        raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
+    return JSONResponse(job_out(job).model_dump(mode="json"), status_code=202)
+
+
+@router.get("/rubrics/{name}/mine/{job_id}", response_model=wire.MiningJob, responses=ERRORS)
+def get_mining_job(name: str, job_id: str, session: SessionDep, key: AnyKey):
+    """A mining job: ``queued``, ``running``, ``done`` (with the items it queued) or ``failed``."""
+    job = mining.get_job(session=session, job_id=job_id)
+    if job is None or job.rubric != name:
+        raise NotFound(f"no mining job {job_id!r} for rubric {name!r}", detail={"id": job_id})
+    return job_out(job)

@@ -1,0 +1,196 @@
+"""The review page (``/review``): Jinja2, server-rendered, plain HTML forms, no JavaScript build.
+
+Sign in with a key once and get a cookie session (a signed token, see :mod:`.session`), or
+send ``Authorization: Bearer`` on every request (answered 200, no redirect). Forms post back
+and redirect to the page (POST-redirect-GET), with a note of what happened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any
+from urllib.parse import parse_qs, urlencode
+
+import jinja2
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+
+from judge_service import wire
+from judge_service.api import reviewing
+from judge_service.api.deps import SessionDep, presented_key
+from judge_service.api.web.session import COOKIE, LIFETIME_S, csrf_token, issue, lookup_key
+from judge_service.errors import Forbidden, JudgeServiceError, Unauthorized
+from judge_service.storage import audit, labels, review, rubrics
+from judge_service.storage.keys import find_key
+from judge_service.storage.rollouts import recent_rollouts
+from judge_service.storage.tables import ApiKeyRow
+
+router = APIRouter(include_in_schema=False)
+REVIEWERS = ("reviewer", "admin")
+
+
+@cache
+def _templates() -> jinja2.Environment:
+    """Templates from the installed package; HTML autoescaped (rollouts are untrusted text)."""
+    loader = jinja2.PackageLoader("judge_service.api.web", "templates")
+    return jinja2.Environment(loader=loader, autoescape=jinja2.select_autoescape(["html"]))
+
+
+def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(_templates().get_template(name).render(**context), status_code=status)
+
+
+async def form_data(request: Request) -> dict[str, str]:
+    """An urlencoded form body as a dict (no python-multipart needed for plain forms)."""
+    body = (await request.body()).decode("utf-8", "replace")
+    return {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
+
+
+FormDep = Annotated[dict[str, str], Depends(form_data)]
+
+
+@dataclass(frozen=True)
+class Viewer:
+    key: ApiKeyRow | None
+    cookie: str | None = None  # the session token when signed in by cookie
+    problem: str | None = None
+
+
+def viewer(request: Request, session: SessionDep) -> Viewer:
+    presented = presented_key(request)
+    if not presented:
+        return Viewer(None)
+    row = lookup_key(session=session, key=presented)
+    if row is None:
+        return Viewer(None, problem="Your session expired or the key is unknown. Sign in again.")
+    by_cookie = "authorization" not in request.headers
+    return Viewer(row, presented if by_cookie else None)
+
+
+def _back(**note: str) -> RedirectResponse:
+    return RedirectResponse(f"/review?{urlencode(note)}", status_code=303)
+
+
+def _guard(request: Request, session: SessionDep, form: dict[str, str]) -> ApiKeyRow:
+    """The reviewer posting a form; cookie sessions must carry the form's CSRF field."""
+    who = viewer(request, session)
+    if who.key is None:
+        raise Unauthorized(who.problem or "sign in first")
+    if who.key.role not in REVIEWERS:
+        raise Forbidden(f"a {who.key.role} key may not review")
+    if who.cookie is not None and form.get("csrf") != csrf_token(who.cookie):
+        raise Forbidden("the form is stale; reload the page and try again")
+    return who.key
+
+
+@router.get("/review", response_class=HTMLResponse)
+def review_page(
+    request: Request,
+    session: SessionDep,
+    kind: str | None = None,
+    run_id: str | None = None,
+    msg: str | None = None,
+    error: str | None = None,
+) -> HTMLResponse:
+    """The pending items with their evidence, the rubrics, recent rollouts to label."""
+    who = viewer(request, session)
+    if who.key is None:
+        return render("login.html", error=who.problem)
+    if who.key.role not in REVIEWERS:
+        message = f"A {who.key.role} key cannot review. Sign in with a reviewer or admin key."
+        return render("login.html", status=403, error=message)
+    kinds = ("rubric_item", "hack_finding", "disagreement")
+    items = review.list_items(session=session, kind=kind if kind in kinds else None, limit=50)
+    rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10)
+    return render(
+        "review.html",
+        key=who.key,
+        csrf=csrf_token(who.cookie) if who.cookie else "",
+        items=[reviewing.to_wire(i) for i in items],
+        kinds=kinds,
+        kind=kind,
+        run_id=run_id or "",
+        rubrics=rubrics.list_rubrics(session=session),
+        rollouts=rollouts,
+        label_counts=labels.labels_of(session=session, sample_pks=[r.sample_pk for r in rollouts]),
+        decisions=review.recent_decisions(session=session, limit=10),
+        msg=msg,
+        error=error,
+    )
+
+
+@router.post("/review/login", response_class=HTMLResponse)
+def sign_in(session: SessionDep, request: Request, form: FormDep) -> Response:
+    """Trade a reviewer or admin key for a session cookie."""
+    row = find_key(session=session, key=form.get("key", "").strip())
+    if row is None:
+        return render("login.html", status=401, error="That key is unknown or revoked.")
+    if row.role not in REVIEWERS:
+        message = f"A {row.role} key cannot review. Use a reviewer or admin key."
+        return render("login.html", status=403, error=message)
+    audit.record(session=session, actor=row.id, action="web.sign_in", target="review")
+    session.commit()
+    response = _back(msg=f"Signed in as {row.name or row.id} ({row.role}).")
+    response.set_cookie(
+        COOKIE,
+        issue(row),
+        max_age=LIFETIME_S,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+@router.post("/review/logout")
+def sign_out() -> RedirectResponse:
+    response = RedirectResponse("/review", status_code=303)
+    response.delete_cookie(COOKIE)
+    return response
+
+
+@router.post("/review/items/{item_id}/decision")
+def decide_from_page(
+    item_id: int, request: Request, session: SessionDep, form: FormDep
+) -> RedirectResponse:
+    try:
+        key = _guard(request, session, form)
+        body = wire.DecisionRequest.model_validate(
+            {
+                "decision": form.get("decision"),
+                "text": form.get("text") or None,
+                "weight": form.get("weight") or None,
+                "note": form.get("note") or None,
+                "label": form.get("label") or None,
+            }
+        )
+        result = reviewing.decide(session=session, item_id=item_id, body=body, key=key)
+    except ValidationError as exc:
+        return _back(error=f"Item {item_id}: {exc.errors()[0]['msg']}")
+    except JudgeServiceError as exc:
+        return _back(error=f"Item {item_id}: {exc.message}")
+    done = {"approve": "approved", "edit": "edited and approved", "reject": "rejected"}
+    note = f"Item {item_id} {done[body.decision]}."
+    if result.rubric:
+        note += f" Rubric {result.rubric} written."
+    if result.known_hack_id is not None:
+        corpus = "known-hack corpus" if body.decision == "approve" else "negative examples"
+        note += f" Rollout added to the {corpus}."
+    return _back(msg=note)
+
+
+@router.post("/review/label")
+def label_from_page(request: Request, session: SessionDep, form: FormDep) -> RedirectResponse:
+    try:
+        key = _guard(request, session, form)
+        body = wire.LabelRequest.model_validate(
+            {k: form.get(k) for k in ("batch_id", "sample_id", "label")}
+        )
+        reviewing.label(session=session, body=body, key=key)
+    except ValidationError as exc:
+        return _back(error=f"Label: {exc.errors()[0]['msg']}")
+    except JudgeServiceError as exc:
+        return _back(error=f"Label: {exc.message}")
+    return _back(msg=f"Labelled {body.sample_id} {body.label}.")

@@ -1,0 +1,90 @@
+"""``judge-service rubrics``: import rubric files as versions, list rubrics, show one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judge_service.settings import get_settings
+
+rubrics_app = typer.Typer(no_args_is_help=True, help="Rubrics: versioned yes/no checklists.")
+
+
+@rubrics_app.command("import")
+def import_rubrics(
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="A rubric YAML file or a folder of them. Default: the shipped seeds."),
+    ] = None,
+) -> None:
+    """Load rubric files as versions: new names get version 1, changed criteria or prompts
+    the next version, and a file equal to the active version changes nothing."""
+    from judge_service import rubric_files
+    from judge_service.storage import audit, rubrics
+    from judge_service.storage.db import session_scope
+
+    try:
+        loaded = rubric_files.load(path)
+    except rubric_files.RubricFileError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if not loaded:
+        typer.echo(f"error: no .yaml or .yml rubric files in {path}", err=True)
+        raise typer.Exit(2)
+    settings = get_settings()
+    with session_scope(settings.database_url) as session:
+        for item in loaded:
+            spec = item.rubric.model_dump(mode="json")
+            row, action = rubrics.import_rubric(
+                session=session,
+                name=spec["name"],
+                description=spec["description"],
+                criteria=spec["criteria"],
+                prompts=spec["prompts"],
+                created_by="cli",
+                source=f"file:{item.source}",
+            )
+            if action != "unchanged":
+                audit.record(
+                    session=session,
+                    actor="cli",
+                    action=f"rubric.{action}",
+                    target=row.ref,
+                    detail={"source": item.source, "criteria": len(spec["criteria"])},
+                )
+            typer.echo(f"{row.ref}\t{action}\t{item.source}")
+
+
+@rubrics_app.command("list")
+def list_rubrics() -> None:
+    """Every rubric with its active version."""
+    from judge_service.storage import rubrics
+    from judge_service.storage.db import session_scope
+
+    with session_scope(get_settings().database_url) as session:
+        for summary in rubrics.list_rubrics(session=session):
+            typer.echo(
+                f"{summary.name}@{summary.version}\t{summary.criteria} criteria"
+                f"\t{summary.versions} versions"
+            )
+
+
+@rubrics_app.command("show")
+def show_rubric(
+    name: str,
+    version: Annotated[int | None, typer.Option(help="A version; default: the active one")] = None,
+) -> None:
+    """A rubric version as JSON."""
+    from judge_service.storage import rubrics
+    from judge_service.storage.db import session_scope
+
+    with session_scope(get_settings().database_url) as session:
+        row = rubrics.get_version(session=session, name=name, version=version)
+        if row is None:
+            typer.echo(f"error: no rubric {name!r}" + (f" version {version}" if version else ""))
+            raise typer.Exit(1)
+        body = rubrics.to_domain(row).model_dump(mode="json")
+    typer.echo(json.dumps({"ref": f"{body['name']}@{body['version']}", **body}, indent=2))

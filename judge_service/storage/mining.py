@@ -1,0 +1,69 @@
+"""Repository for mining jobs: queued by the API, run by a worker, read back by the API."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from judge_service.storage.review_tables import MiningJobRow
+from judge_service.storage.types import safe_text, utcnow
+
+
+def create_job(
+    *,
+    session: Session,
+    rubric: str,
+    run_id: str,
+    model: dict[str, Any] | None,
+    max_items: int,
+    created_by: str | None,
+) -> MiningJobRow:
+    row = MiningJobRow(
+        id=uuid.uuid4().hex,
+        rubric=rubric,
+        run_id=run_id,
+        model=model,
+        max_items=max_items,
+        status="queued",
+        created_by=created_by,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def get_job(*, session: Session, job_id: str) -> MiningJobRow | None:
+    return session.get(MiningJobRow, job_id, populate_existing=True)
+
+
+def start_job(*, session: Session, job_id: str) -> bool:
+    """Mark a queued (or a re-delivered running) job as running; False if it already ended."""
+    result = session.execute(
+        update(MiningJobRow)
+        .where(MiningJobRow.id == job_id, MiningJobRow.status.in_(("queued", "running")))
+        .values(status="running", started_at=utcnow())
+    )
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def finish_job(
+    *, session: Session, job_id: str, result: dict[str, Any] | None, error: str | None = None
+) -> None:
+    session.execute(
+        update(MiningJobRow)
+        .where(MiningJobRow.id == job_id)
+        .values(
+            status="failed" if error else "done",
+            finished_at=utcnow(),
+            result=result or {},
+            error=safe_text(error, 4000),
+        )
+    )
+
+
+def unfinished_job_ids(*, session: Session) -> list[str]:
+    query = select(MiningJobRow.id).where(MiningJobRow.status.in_(("queued", "running")))
+    return list(session.scalars(query.order_by(MiningJobRow.created_at)))

@@ -1,0 +1,197 @@
+"""Repository for the review queue: items, decisions, and the known-hack corpus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, selectinload
+
+from judge_service.storage.review_tables import KnownHackRow, ReviewDecisionRow, ReviewItemRow
+from judge_service.storage.types import utcnow
+from judge_service.storage.upsert import insert_or_ignore
+
+PENDING = "pending"
+STATUS_OF = {"approve": "approved", "reject": "rejected", "edit": "edited"}
+
+
+@dataclass(frozen=True)
+class KnownHack:
+    """A confirmed (or, with ``confirmed=False``, a rejected) hack, detached from any session."""
+
+    id: int
+    sample: dict[str, Any]
+    finding: dict[str, Any]
+    hack_score: float
+    confirmed: bool
+    run_id: str | None
+    created_at: datetime
+
+
+def enqueue_item(
+    *,
+    session: Session,
+    kind: str,
+    dedupe_key: str,
+    payload: dict[str, Any],
+    evidence: dict[str, Any],
+    rubric: str | None = None,
+    run_id: str | None = None,
+    batch_id: str | None = None,
+    sample_pk: int | None = None,
+    sample_id: str | None = None,
+    priority: float = 0.0,
+) -> ReviewItemRow | None:
+    """Queue an item unless one with ``dedupe_key`` exists; None when it already did."""
+    values = {
+        "kind": kind,
+        "status": PENDING,
+        "dedupe_key": dedupe_key,
+        "rubric": rubric,
+        "run_id": run_id,
+        "batch_id": batch_id,
+        "sample_pk": sample_pk,
+        "sample_id": sample_id,
+        "priority": priority,
+        "payload": payload,
+        "evidence": evidence,
+        "created_at": utcnow(),
+    }
+    item_id = insert_or_ignore(session, ReviewItemRow, values, ["dedupe_key"])
+    return None if item_id is None else session.get(ReviewItemRow, item_id)
+
+
+def list_items(
+    *,
+    session: Session,
+    status: str | None = PENDING,
+    kind: str | None = None,
+    rubric: str | None = None,
+    run_id: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[ReviewItemRow]:
+    """Items, most important first (priority, then oldest), filtered as asked."""
+    query = select(ReviewItemRow)
+    for column, value in (
+        (ReviewItemRow.status, status),
+        (ReviewItemRow.kind, kind),
+        (ReviewItemRow.rubric, rubric),
+        (ReviewItemRow.run_id, run_id),
+    ):
+        if value is not None:
+            query = query.where(column == value)
+    query = query.order_by(
+        ReviewItemRow.priority.desc(), ReviewItemRow.created_at, ReviewItemRow.id
+    )
+    return list(session.scalars(query.limit(limit).offset(offset)))
+
+
+def get_item(*, session: Session, item_id: int) -> ReviewItemRow | None:
+    query = select(ReviewItemRow).where(ReviewItemRow.id == item_id)
+    return session.scalars(query.options(selectinload(ReviewItemRow.decisions))).first()
+
+
+def rubric_item_texts(*, session: Session, rubric: str, statuses: tuple[str, ...]) -> list[str]:
+    """Texts of the rubric's mined items in ``statuses`` (to deduplicate new proposals)."""
+    query = select(ReviewItemRow).where(
+        ReviewItemRow.kind == "rubric_item",
+        ReviewItemRow.rubric == rubric,
+        ReviewItemRow.status.in_(statuses),
+    )
+    return [str(row.payload.get("criterion", {}).get("text", "")) for row in session.scalars(query)]
+
+
+def claim_for_decision(*, session: Session, item_id: int, decision: str, reviewer: str) -> bool:
+    """Move a pending item to its decided status; False when someone decided it first."""
+    result = session.execute(
+        update(ReviewItemRow)
+        .where(ReviewItemRow.id == item_id, ReviewItemRow.status == PENDING)
+        .values(status=STATUS_OF[decision], decided_at=utcnow(), decided_by=reviewer)
+        .execution_options(synchronize_session="fetch")
+    )
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def add_decision(
+    *,
+    session: Session,
+    item_id: int,
+    decision: str,
+    reviewer: str,
+    text: str | None = None,
+    weight: float | None = None,
+    note: str | None = None,
+    outcome: str | None = None,
+) -> ReviewDecisionRow:
+    row = ReviewDecisionRow(
+        item_id=item_id,
+        decision=decision,
+        reviewer=reviewer,
+        text=text,
+        weight=weight,
+        note=note,
+        outcome=outcome,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def recent_decisions(*, session: Session, limit: int = 20) -> list[ReviewDecisionRow]:
+    query = select(ReviewDecisionRow).order_by(ReviewDecisionRow.id.desc()).limit(limit)
+    return list(session.scalars(query))
+
+
+def add_known_hack(
+    *,
+    session: Session,
+    item_id: int | None,
+    confirmed: bool,
+    sample: dict[str, Any],
+    finding: dict[str, Any],
+    hack_score: float,
+    run_id: str | None,
+    reviewer: str,
+    note: str | None = None,
+) -> KnownHackRow:
+    """Add a reviewed hack: to the corpus when ``confirmed``, as a negative otherwise."""
+    row = KnownHackRow(
+        item_id=item_id,
+        confirmed=confirmed,
+        sample=sample,
+        finding=finding,
+        hack_score=hack_score,
+        run_id=run_id,
+        reviewer=reviewer,
+        note=note,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def list_known_hacks(
+    *, session: Session, limit: int = 100, confirmed: bool = True
+) -> list[KnownHack]:
+    """The known-hack corpus, newest first; ``confirmed=False`` gives the negatives instead."""
+    query = (
+        select(KnownHackRow)
+        .where(KnownHackRow.confirmed == confirmed)
+        .order_by(KnownHackRow.created_at.desc(), KnownHackRow.id.desc())
+        .limit(limit)
+    )
+    return [
+        KnownHack(
+            id=row.id,
+            sample=row.sample,
+            finding=row.finding,
+            hack_score=row.hack_score,
+            confirmed=row.confirmed,
+            run_id=row.run_id,
+            created_at=row.created_at,
+        )
+        for row in session.scalars(query)
+    ]

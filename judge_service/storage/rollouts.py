@@ -1,0 +1,98 @@
+"""Reading scored rollouts back: a batch's or a run's samples with their outcomes.
+
+Review and mining look at rollouts after the fact; this is their one read path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from judge_service.domain import Outcome, Sample
+from judge_service.storage.results import load_outcomes
+from judge_service.storage.tables import BatchRow, SampleRow
+
+
+@dataclass(frozen=True)
+class StoredRollout:
+    batch_id: str
+    sample_pk: int
+    run_id: str | None
+    rubric_ref: str | None
+    sample: Sample
+    outcome: Outcome
+
+
+def batch_rollouts(*, session: Session, batch_id: str) -> list[StoredRollout]:
+    """Every scored sample of a batch, in sample order."""
+    batch = session.get(BatchRow, batch_id)
+    if batch is None:
+        return []
+    samples = {s.id: s for s in batch.samples}
+    by_position = {s.position: s for s in samples.values()}
+    outcomes = load_outcomes(
+        session=session,
+        batch_id=batch_id,
+        sample_ids={pk: s.external_id for pk, s in samples.items()},
+    )
+    rollouts = []
+    for position, outcome in outcomes:
+        row = by_position[position]
+        rollouts.append(
+            StoredRollout(
+                batch_id=batch_id,
+                sample_pk=row.id,
+                run_id=batch.run_id,
+                rubric_ref=batch.rubric_ref,
+                sample=Sample.model_validate(row.payload),
+                outcome=outcome,
+            )
+        )
+    return rollouts
+
+
+def run_rollouts(*, session: Session, run_id: str, max_batches: int = 50) -> list[StoredRollout]:
+    """The scored rollouts of a run's latest ``max_batches`` finished batches, oldest first."""
+    ids = list(
+        session.scalars(
+            select(BatchRow.id)
+            .where(BatchRow.run_id == run_id, BatchRow.status == "done")
+            .order_by(BatchRow.created_at.desc())
+            .limit(max_batches)
+        )
+    )
+    rollouts: list[StoredRollout] = []
+    for batch_id in reversed(ids):
+        rollouts.extend(batch_rollouts(session=session, batch_id=batch_id))
+    return rollouts
+
+
+def run_exists(*, session: Session, run_id: str) -> bool:
+    return session.scalars(select(BatchRow.id).where(BatchRow.run_id == run_id)).first() is not None
+
+
+def find_sample(*, session: Session, batch_id: str, sample_id: str) -> SampleRow | None:
+    """A stored sample by its batch and the client's sample id."""
+    query = select(SampleRow).where(
+        SampleRow.batch_id == batch_id, SampleRow.external_id == sample_id
+    )
+    return session.scalars(query).first()
+
+
+def recent_rollouts(
+    *, session: Session, run_id: str | None = None, limit: int = 10
+) -> list[StoredRollout]:
+    """The newest scored rollouts (of a run, or of any), newest batch first."""
+    query = select(BatchRow.id).where(BatchRow.status == "done")
+    if run_id is not None:
+        query = query.where(BatchRow.run_id == run_id)
+    found: list[StoredRollout] = []
+    for batch_id in session.scalars(query.order_by(BatchRow.created_at.desc()).limit(limit)):
+        found.extend(
+            r for r in batch_rollouts(session=session, batch_id=batch_id) if r.outcome.valid
+        )
+        if len(found) >= limit:
+            break
+    return found[:limit]

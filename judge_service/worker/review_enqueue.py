@@ -1,0 +1,51 @@
+"""After a batch is scored: queue its suspected hacks and split panels for human review.
+
+Idempotent (one item per kind and sample, by ``dedupe_key``), and never fails the batch: a
+problem here is logged, the rewards stand.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from judge_service.review.evidence import rollout_evidence
+from judge_service.review.queue_policy import QueuePolicy, select
+from judge_service.storage import review
+from judge_service.storage.db import session_scope
+from judge_service.storage.rollouts import batch_rollouts
+
+log = logging.getLogger(__name__)
+
+
+def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | None = None) -> int:
+    """Queue the batch's review items; returns how many were new."""
+    try:
+        with session_scope(database_url) as session:
+            rollouts = batch_rollouts(session=session, batch_id=batch_id)
+            candidates = select(
+                [(i, r.outcome) for i, r in enumerate(rollouts)], policy or QueuePolicy()
+            )
+            added = 0
+            for candidate in candidates:
+                rollout = rollouts[candidate.position]
+                evidence = rollout_evidence(
+                    rollout.sample.id, batch_id, rollout.sample, rollout.outcome
+                )
+                row = review.enqueue_item(
+                    session=session,
+                    kind=candidate.kind,
+                    dedupe_key=f"{candidate.kind}:{rollout.sample_pk}",
+                    payload={**candidate.payload, "rubric": rollout.rubric_ref},
+                    evidence={"rollouts": [evidence]},
+                    rubric=(rollout.rubric_ref or "").split("@")[0] or None,
+                    run_id=rollout.run_id,
+                    batch_id=batch_id,
+                    sample_pk=rollout.sample_pk,
+                    sample_id=rollout.sample.id,
+                    priority=candidate.priority,
+                )
+                added += row is not None
+            return added
+    except Exception:  # review is a side channel: it must never fail scoring
+        log.exception("could not queue review items for batch %s", batch_id)
+        return 0
