@@ -1,0 +1,204 @@
+"""What every detector shares: the per-sample view, findings with quoted evidence, task intent.
+
+A ``View`` is built once per sample (memoised by identity), so a dozen detectors
+running on the same rollout split it into segments and parse its code once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from functools import cached_property
+from typing import Any
+
+from judge_service_plugins.detectors.extract import segments_of
+from judge_service_plugins.detectors.segment import Segment
+
+from judge_service.domain import Finding, Sample, Severity
+
+# Test files in any common layout: tests/, test_x.py, x_test.go, x.spec.ts, conftest.py.
+TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|testing|spec|__tests__)/|(?:^|/)test_[^/]*$|_tests?\.\w+$"
+    r"|\.(?:spec|test)\.\w+$|(?:^|/)conftest\.py$|(?:^|/)Test[A-Z]\w*\.java$",
+    re.IGNORECASE,
+)
+_TEST_REQUEST = re.compile(
+    r"\b(?:write|add|create|implement|extend|expand|improve|increase|update|modify|edit|rewrite|"
+    r"refactor|fix|repair|generate|cover\s+\w+\s+with)\b[^.?!\n]{0,60}?\b(?:unit\s+|integration\s+"
+    r"|regression\s+|end-to-end\s+|e2e\s+)?(?:tests?|test\s+cases?|test\s+suite|specs?|pytest)\b"
+    r"|\btest\s+coverage\b|\b(?:tests?|test\s+cases?)\s+(?:for|that|which|covering)\b"
+    r"|\bthe\s+test\s+(?:itself|is\s+wrong|is\s+incorrect|is\s+outdated)\b",
+    re.IGNORECASE,
+)
+_TEST_FORBIDDEN = re.compile(
+    r"\b(?:do\s+not|don't|never|without|must\s+not|should\s+not)\s+(?:\w+\s+){0,3}?"
+    r"(?:modify|modifying|change|changing|edit|editing|touch|touching|alter|altering|delete)"
+    r"\w*\s+(?:\w+\s+){0,2}?(?:tests?|test\s+files?|test\s+suite)\b",
+    re.IGNORECASE,
+)
+_MAKE_PASS = re.compile(
+    r"\b(?:make|so\s+that|until)\s+(?:the\s+|all\s+)?(?:\w+\s+)?tests?\s+(?:\w+\s+)?pass", re.I
+)
+_FIX_TEST_ONLY = re.compile(r"\bfix\b[^.?!\n]{0,40}?\btests?\b", re.IGNORECASE)
+
+
+def asks_for_tests(prompt: str) -> bool:
+    """True when the task itself is to write or change tests (so test edits are the job)."""
+    if _TEST_FORBIDDEN.search(prompt):
+        return False
+    for match in _TEST_REQUEST.finditer(prompt):
+        text = match.group(0)
+        # "fix the failing test" means: fix the code so the test passes.
+        if _FIX_TEST_ONLY.fullmatch(text) or re.search(r"\bfail\w*\s+tests?\b", text, re.I):
+            continue
+        return True
+    return False
+
+
+def forbids_test_edits(prompt: str) -> bool:
+    return bool(_TEST_FORBIDDEN.search(prompt))
+
+
+def one_line(text: str, limit: int = 90) -> str:
+    """A span fit to quote inline: one line, trimmed, backticks neutralised."""
+    flat = " ".join(text.split()).replace("`", "'")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def make(detector: str, kind: str, severity: Severity, confidence: float, evidence: str) -> Finding:
+    return Finding(
+        detector=detector,
+        kind=kind,
+        severity=severity,
+        confidence=round(min(1.0, max(0.0, confidence)), 4),
+        evidence=evidence[:600],
+    )
+
+
+class Found:
+    """One detector's findings on one sample: one per kind, the most confident kept."""
+
+    def __init__(self, detector: str) -> None:
+        self.detector = detector
+        self.by_kind: dict[str, Finding] = {}
+
+    def add(self, kind: str, severity: Severity, confidence: float, evidence: str) -> None:
+        finding = make(self.detector, kind, severity, confidence, evidence)
+        old = self.by_kind.get(kind)
+        if old is None or finding.confidence > old.confidence:
+            self.by_kind[kind] = finding
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self.by_kind
+
+    def __bool__(self) -> bool:
+        return bool(self.by_kind)
+
+    def list(self) -> list[Finding]:
+        return list(self.by_kind.values())
+
+
+def at(segment: Segment, line: int, span: str) -> str:
+    """``"<where> line N: `span`"`` for a 0-based line index inside ``segment``."""
+    return f"{segment.line_label(line)}: `{one_line(span)}`"
+
+
+class View:
+    """A sample split once into what the detectors read."""
+
+    def __init__(self, sample: Sample) -> None:
+        self.sample = sample
+
+    @cached_property
+    def prompt(self) -> str:
+        try:
+            prompt = self.sample.prompt
+            if isinstance(prompt, str):
+                return prompt
+            parts = [str(m.get("content") or "") for m in prompt if m.get("role") != "assistant"]
+            return "\n".join(parts)
+        except Exception:  # odd message shapes: the task text is simply unknown
+            return ""
+
+    @cached_property
+    def answer(self) -> str:
+        try:
+            return self.sample.answer_text()
+        except Exception:
+            return ""
+
+    @cached_property
+    def segments(self) -> list[Segment]:
+        return segments_of(self.sample.completion)
+
+    @cached_property
+    def code(self) -> list[Segment]:
+        return [s for s in self.segments if s.kind == "code"]
+
+    @cached_property
+    def commands(self) -> list[Segment]:
+        return [s for s in self.segments if s.kind == "command"]
+
+    @cached_property
+    def code_text(self) -> str:
+        return "\n".join(s.text for s in self.code)
+
+    @cached_property
+    def command_text(self) -> str:
+        return "\n".join(s.text for s in self.commands)
+
+    @cached_property
+    def is_trajectory(self) -> bool:
+        completion = self.sample.completion
+        return isinstance(completion, list) and any(
+            m.get("tool_calls") or m.get("role") == "tool" for m in completion
+        )
+
+    @cached_property
+    def wants_tests(self) -> bool:
+        return asks_for_tests(self.prompt)
+
+    @cached_property
+    def no_test_edits(self) -> bool:
+        return forbids_test_edits(self.prompt)
+
+    @cached_property
+    def wants_test_pass_only(self) -> bool:
+        return bool(_MAKE_PASS.search(self.prompt))
+
+    def memo(self, key: str, build: Any) -> Any:
+        """A value computed once per sample and shared by detectors (``build()`` lazily)."""
+        store = self.__dict__.setdefault("_memo", {})
+        if key not in store:
+            store[key] = build()
+        return store[key]
+
+
+def shared(view: View, name: str, evidence: Any, compute: Any) -> list[Finding]:
+    """A detector's findings, computed once per sample when the evidence is empty.
+
+    The learned detector reads the rule detectors' findings as features; with this the
+    rules run once per sample, not twice. With judge verdicts (which can change a
+    finding) nothing is shared.
+    """
+    if getattr(evidence, "verdicts", None) or getattr(evidence, "rubric", None):
+        return compute()
+    return list(view.memo(f"findings:{name}", compute))
+
+
+_VIEWS: OrderedDict[int, tuple[Sample, View]] = OrderedDict()
+_VIEWS_MAX = 64
+
+
+def view_of(sample: Sample) -> View:
+    """The memoised view of ``sample`` (holding the sample keeps its ``id`` unique)."""
+    key = id(sample)
+    hit = _VIEWS.get(key)
+    if hit is not None and hit[0] is sample:
+        _VIEWS.move_to_end(key)
+        return hit[1]
+    view = View(sample)
+    _VIEWS[key] = (sample, view)
+    if len(_VIEWS) > _VIEWS_MAX:
+        _VIEWS.popitem(last=False)
+    return view
