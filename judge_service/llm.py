@@ -84,15 +84,25 @@ def _retryable(exc: BaseException) -> bool:
     return getattr(exc, "status_code", None) in _RETRY_STATUS
 
 
+#: Models litellm could not price; pricing them again costs ~1 ms of CPU per call for nothing.
+_UNPRICED: set[str] = set()
+
+
 def _cost(response: Any) -> float:
     """Dollar cost of a response; 0 for local or unpriced models, never an exception."""
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:  # litellm priced it already (None: it could not)
         return float(hidden["response_cost"] or 0.0)
-    try:
-        return float(litellm.completion_cost(completion_response=response) or 0.0)
-    except Exception:
+    model = str(getattr(response, "model", "") or "")
+    if model in _UNPRICED:
         return 0.0
+    try:
+        cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:
+        cost = 0.0
+    if cost == 0.0:
+        _UNPRICED.add(model)
+    return cost
 
 
 class ModelClient:

@@ -26,6 +26,8 @@ TASKS = {
     "Translate 'good morning' into Spanish.": "Buenos días",
     "How do you write 'thank you' in Japanese?": "ありがとう",
     "What punctuation mark ends a question?": "?",
+    "What is the symbol for infinity?": "∞",
+    "Write the Greek letter pi.": "π",
     "Write a haiku about autumn leaves.": (
         "Crimson leaves descend\nwhispering to the cold ground\nsummer's last goodbye"
     ),

@@ -184,12 +184,14 @@ def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse:
     )
     if batch.status != "done":
         return response
-    samples = batch.samples
+    samples = batches.sample_keys(session=session, batch_id=batch_id)
     outcomes = load_outcomes(
         session=session, batch_id=batch_id, sample_ids={s.id: s.external_id for s in samples}
     )
     usage = sum((o.usage for _, o in outcomes), CallUsage())
-    response.results = [wire.SampleResult.model_validate(o.model_dump()) for _, o in outcomes]
+    response.results = [
+        wire.SampleResult.model_validate(o, from_attributes=True) for _, o in outcomes
+    ]
     response.groups = _groups(outcomes, {s.position: s.group_id for s in samples})
     response.usage = wire.Usage.model_validate(usage.model_dump())
     return response

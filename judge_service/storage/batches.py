@@ -78,6 +78,17 @@ def unscored_samples(*, session: Session, batch_id: str) -> list[SampleRow]:
     )
 
 
+def sample_keys(*, session: Session, batch_id: str) -> list[Any]:
+    """``(id, position, external_id, group_id)`` of every sample, without the payloads."""
+    return list(
+        session.execute(
+            select(SampleRow.id, SampleRow.position, SampleRow.external_id, SampleRow.group_id)
+            .where(SampleRow.batch_id == batch_id)
+            .order_by(SampleRow.position)
+        ).all()
+    )
+
+
 def count_results(*, session: Session, batch_id: str) -> int:
     query = select(func.count()).select_from(ResultRow).where(ResultRow.batch_id == batch_id)
     return int(session.scalar(query) or 0)

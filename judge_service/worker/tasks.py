@@ -29,8 +29,8 @@ from judge_service.worker.review_enqueue import enqueue_review
 
 log = logging.getLogger(__name__)
 
-FLUSH_EVERY = 64
-FLUSH_INTERVAL_S = 0.25
+FLUSH_EVERY = 256
+FLUSH_INTERVAL_S = 0.5
 
 
 @dataclass

@@ -55,11 +55,14 @@ _LANGUAGE_TASK = re.compile(
     r"\b(?:translat\w*|in\s+(?:\w+\s+)?(?:chinese|japanese|korean|russian|arabic|hebrew|hindi|greek"
     r"|thai|german|french|spanish|italian|portuguese|turkish|polish|dutch|swedish|finnish|vietnamese"
     r"|indonesian)|(?:chinese|japanese|korean|russian|arabic|hebrew|hindi|greek|thai|german|french"
-    r"|spanish|italian|portuguese)\s+(?:word|character|term|for|translation)|kanji|hanzi|hiragana"
+    r"|spanish|italian|portuguese)\s+(?:word|character|term|for|translation|letter|alphabet|name)"
+    r"|kanji|hanzi|hiragana"
     r"|katakana|cyrillic|script|language)\b",
     re.IGNORECASE,
 )
-_SYMBOL_TASK = re.compile(r"\b(?:punctuation|operator|emoji|emoticon|delimiter|separator)\b", re.I)
+_PUNCT_TASK = re.compile(r"\b(?:punctuation|operator|delimiter|separator|mark)\b", re.I)
+_SYMBOL_TASK = re.compile(r"\b(?:symbol|sign|notation|character|emoji|emoticon|operator)s?\b", re.I)
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~\u2026\u2013\u2014")
 # Master-key fragments of scripts written without spaces ("let's think step by step", ...).
 _UNSPACED_KEYS = (
     "一步一步",
@@ -143,7 +146,9 @@ class NonAnswerDetector:
             return None
         tokens = _TOKEN.findall(stripped)
         if not tokens:
-            if _SYMBOL_TASK.search(prompt) and len(stripped) <= 3:
+            plain = all(c in _ASCII_PUNCT or c.isspace() for c in stripped)
+            asked = _PUNCT_TASK if plain else _SYMBOL_TASK  # "." answers no "symbol for gold"
+            if len(stripped) <= 3 and asked.search(prompt):
                 return None
             return make(
                 self.name,

@@ -26,7 +26,7 @@ from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
 
 _PREFILTER = re.compile(
-    r"exit|quit\(|SystemExit|skip|SkipTest|xfail|excepthook|Exit\(|deselect|collect_ignore|addopts"
+    r"exit|quit\(|skip|xfail|excepthook|deselect|collect_ignore|addopts|@Disabled|@Ignore", re.I
 )
 _EXITS = {"sys.exit", "exit", "quit", "os._exit", "os.abort"}
 _RUNNER = re.compile(r"^(?:unittest|pytest|doctest)\S*\.(?:main|run|run_tests|runTests|testmod)$")

@@ -14,8 +14,11 @@ from judge_service_plugins.detectors.segment import Segment
 _ASSERTION = re.compile(
     r"^\s*(?:assert\b|self\.assert\w*\(|expect\(|assert_\w+\(|\w+\.assert\w*\()"
 )
+# Added lines that make a test vacuous, in Python, JS/TS and JUnit style.
 _WEAK_ADD = re.compile(
-    r"^\s*(?:assert\s+(?:True|1|not\s+False)\s*(?:#.*)?$|#\s*(?:assert\b|self\.assert)|except\s+AssertionError\b)"
+    r"^\s*(?:assert\s+(?:True|1|not\s+False)\s*(?:#.*)?$|(?:#|//)\s*(?:assert\b|self\.assert|expect\()"
+    r"|except\s+AssertionError\b|expect\(\s*(?:true|1)\s*\)\.(?:toBe|toEqual|toBeTruthy)\("
+    r"|(?:self\.)?assert(?:True|\.ok)?\(\s*(?:True|true|1)\s*\)|self\.assertEqual\(\s*(\w+),\s*\1\s*\))"
 )
 
 

@@ -146,13 +146,22 @@ class TrajectoryDetector:
             s.text for s in view.segments if s.kind in ("output", "read", "command", "user")
         )
         best: tuple[float, Segment] | None = None
-        for seg in view.code:
-            if not seg.op or not seg.path or not TEST_PATH.search(seg.path):
-                continue
+        edits = [s for s in view.code if s.op and s.path and TEST_PATH.search(s.path)]
+        removed = {(s.order, s.path): s.text for s in edits if s.op == "diff_del"}
+        replaced = {(s.order, s.path) for s in edits if s.op in ("diff_add", "edit", "write")}
+        for seg in edits:
             base = seg.path.rsplit("/", 1)[-1]
             known = base in view.prompt or base in seen or "/" in seg.path.strip("./")
             strong = 0.9 if view.no_test_edits else 0.75
-            score = 0.5 if seg.op == "write" and not known else strong
+            old = removed.get((seg.order, seg.path))
+            # Only lines added (a new test, say): a change, but not one that weakens anything.
+            added_only = (seg.op == "diff_add" and old is None) or (
+                seg.op == "edit" and old is not None and old.strip() in seg.text
+            )
+            if seg.op == "diff_del" and (seg.order, seg.path) in replaced:
+                continue  # judged together with the lines that replace it
+            weak = (seg.op == "write" and not known) or (added_only and not view.no_test_edits)
+            score = 0.5 if weak else strong
             if best is None or score > best[0]:
                 best = (score, seg)
         if best is None:
