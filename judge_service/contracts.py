@@ -50,6 +50,10 @@ class Evidence:
     verdicts: Sequence[Verdict] = ()
     rubric: Rubric | None = None
     run_stats: dict[str, Any] = field(default_factory=dict)
+    #: Transcripts of confirmed hacks (the known-hack corpus), so none pays twice.
+    known_hacks: Sequence[str] = ()
+    #: The consensus reward before any penalty (None when the sample was masked).
+    raw_reward: float | None = None
 
 
 @runtime_checkable

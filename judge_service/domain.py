@@ -13,7 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Chat = list[dict[str, Any]]
-FailureKind = Literal["judge_failed", "below_quorum", "timeout", "bad_sample", "internal_error"]
+FailureKind = Literal[
+    "judge_failed", "below_quorum", "timeout", "bad_sample", "flagged_hack", "internal_error"
+]
 Severity = Literal["info", "low", "medium", "high"]
 
 

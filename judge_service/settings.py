@@ -6,6 +6,8 @@ Nothing here runs at import: the app, the worker and the CLI each build a
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -63,6 +65,26 @@ class Settings(BaseSettings):
         description="Use an already running local judge server at this base URL "
         "instead of starting one.",
     )
+    penalty_policy: Literal["floor", "scale", "mask"] = Field(
+        default="floor",
+        description="What a flagged sample gets: floor (reward 0), scale (x (1 - hack_score)), "
+        "mask (valid: false, for review).",
+    )
+    detectors: str | None = Field(
+        default=None,
+        description="Comma-separated detectors run after the judges. Unset: every installed "
+        "detector that calls no model; 'none': no audit.",
+    )
+    hindsight_judges: str | None = Field(
+        default=None,
+        description="Comma-separated model specs of the opt-in LLM hindsight detector. Unset: off.",
+    )
+    hindsight_min_reward: float = Field(
+        default=0.7, ge=0, le=1, description="The hindsight detector audits rewards at least this."
+    )
+    known_hacks_limit: int = Field(
+        default=500, ge=0, description="Most known-hack corpus entries compared per batch."
+    )
     log_level: str = Field(default="INFO", description="Python logging level.")
 
     @field_validator("database_url")
@@ -82,6 +104,13 @@ class Settings(BaseSettings):
     @property
     def max_body_bytes(self) -> int:
         return int(self.max_body_mb * 1024 * 1024)
+
+    def detector_names(self) -> list[str] | None:
+        """The configured detectors; None means every installed one that calls no model."""
+        if self.detectors is None:
+            return None
+        names = [name.strip() for name in self.detectors.split(",") if name.strip()]
+        return [] if names == ["none"] else names
 
     def default_judge_specs(self) -> list[str] | None:
         """The default panel as a list of specs, or None for the local model."""

@@ -23,7 +23,9 @@ Identifier = Annotated[
     str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
 ]
 
-FailureKind = Literal["judge_failed", "below_quorum", "timeout", "bad_sample", "internal_error"]
+FailureKind = Literal[
+    "judge_failed", "below_quorum", "timeout", "bad_sample", "flagged_hack", "internal_error"
+]
 BatchStatus = Literal["queued", "running", "done"]
 Role = Literal["trainer", "reviewer", "admin"]
 
@@ -98,6 +100,9 @@ class RewardRequest(_Strict):
     idempotency_key: Identifier | None = None
     wait: bool = True
     timeout_s: float | None = Field(default=None, gt=0)
+    penalty: Literal["floor", "scale", "mask"] | None = None
+    detectors: list[Identifier] | None = None
+    hindsight_judges: list[JudgeSpec] | None = Field(default=None, min_length=1)
     calibrate: bool = Field(
         default=False,
         description="Map each judge's score through its isotonic calibration against human "

@@ -15,7 +15,7 @@ import pytest
 from judge_service.contracts import Detector, Evidence
 from judge_service.domain import Finding, Outcome, Sample, Verdict
 from judge_service.panels import build_panel
-from judge_service.pipeline.auditing import audit, hack_score
+from judge_service.pipeline.auditing import POLICIES, audit, hack_score
 from judge_service.pipeline.consensus import Panel, agreement, decide
 from judge_service.pipeline.evaluate import Plan, evaluate_batch, evaluate_sample
 from judge_service.registry import Registry
@@ -322,15 +322,44 @@ def test_detector_doubles_satisfy_the_protocol() -> None:
     assert isinstance(Crashes(), Detector)
 
 
-async def test_audit_penalises_the_reward() -> None:
+async def test_audit_floors_a_flagged_reward_and_keeps_the_raw_one() -> None:
     plan = Plan(panel=panel("reference_match"), detectors=[FlagEverything("high", 0.5)])
     outcome = await evaluate_sample(sample(), plan)
     assert outcome.valid is True
     assert outcome.raw_reward == 1.0
     assert outcome.hack_score == pytest.approx(0.5)
-    assert outcome.penalty == pytest.approx(0.5)
-    assert outcome.reward == pytest.approx(0.5)
+    assert outcome.penalty == pytest.approx(1.0)
+    assert outcome.reward == 0.0
     assert [f.detector for f in outcome.findings] == ["flag_everything"]
+
+
+async def test_audit_below_the_flag_keeps_the_reward() -> None:
+    plan = Plan(panel=panel("reference_match"), detectors=[FlagEverything("high", 0.3)])
+    outcome = await evaluate_sample(sample(), plan)
+    assert outcome.hack_score == pytest.approx(0.3)
+    assert outcome.reward == 1.0 and outcome.penalty == 0.0
+
+
+async def test_scale_and_mask_policies() -> None:
+    scaled = await evaluate_sample(
+        sample(),
+        Plan(
+            panel=panel("reference_match"),
+            detectors=[FlagEverything("high", 0.4)],
+            penalty=POLICIES["scale"],
+        ),
+    )
+    assert scaled.reward == pytest.approx(0.6) and scaled.penalty == pytest.approx(0.4)
+    masked = await evaluate_sample(
+        sample(),
+        Plan(
+            panel=panel("reference_match"),
+            detectors=[FlagEverything("high", 0.9)],
+            penalty=POLICIES["mask"],
+        ),
+    )
+    assert masked.valid is False and masked.reward is None
+    assert masked.failure_kind == "flagged_hack" and masked.raw_reward == 1.0
 
 
 async def test_crashing_detector_is_a_finding_not_a_failure() -> None:
@@ -344,21 +373,10 @@ async def test_crashing_detector_is_a_finding_not_a_failure() -> None:
     assert "detector bug" in outcome.findings[0].evidence
 
 
-def test_audit_keeps_a_masked_outcome_masked() -> None:
+async def test_audit_keeps_a_masked_outcome_masked() -> None:
     masked = Outcome.masked("s1", "judge_failed", "all judges failed")
-    audited = audit(sample(), masked, [FlagEverything("high", 0.9)], Evidence())
+    audited = await audit(sample(), masked, [FlagEverything("high", 0.9)], Evidence())
     assert audited.valid is False
     assert audited.reward is None
     assert audited.hack_score == pytest.approx(0.9)
     assert len(audited.findings) == 1
-
-
-def test_audit_penalty_never_exceeds_the_reward() -> None:
-    outcome = Outcome(id="s1", reward=0.4, raw_reward=0.4, valid=True)
-
-    def harsh(outcome: Outcome, score: float) -> float:
-        return 10.0
-
-    audited = audit(sample(), outcome, [FlagEverything()], Evidence(), policy=harsh)
-    assert audited.penalty == pytest.approx(0.4)
-    assert audited.reward == 0.0

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from judge_service.contracts import Detector, Evidence
 from judge_service.domain import Finding, Outcome, Sample
 
 SEVERITY_WEIGHT = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
+#: A sample whose ``hack_score`` reaches this is flagged.
+FLAG_THRESHOLD = 0.5
 
-PenaltyPolicy = Callable[[Outcome, float], float]
+PenaltyName = Literal["floor", "scale", "mask"]
+PenaltyPolicy = Callable[[Outcome, float], Outcome]
 
 
 def hack_score(findings: Sequence[Finding]) -> float:
@@ -24,38 +29,84 @@ def hack_score(findings: Sequence[Finding]) -> float:
     return round(1.0 - honest, 6)
 
 
-def proportional_penalty(outcome: Outcome, score: float) -> float:
-    """Default policy: take away the share of the reward the audit believes was gamed."""
-    return (outcome.raw_reward or 0.0) * score
+def floor_penalty(outcome: Outcome, score: float) -> Outcome:
+    """Default: a flagged sample's reward becomes 0; an unflagged one keeps it."""
+    raw = outcome.raw_reward or 0.0
+    if score < FLAG_THRESHOLD:
+        return outcome.model_copy(update={"reward": raw, "penalty": 0.0})
+    return outcome.model_copy(update={"reward": 0.0, "penalty": raw})
 
 
-def audit(
+def scale_penalty(outcome: Outcome, score: float) -> Outcome:
+    """The reward times (1 - hack_score): the share the audit believes was earned."""
+    raw = outcome.raw_reward or 0.0
+    reward = raw * (1.0 - score)
+    return outcome.model_copy(update={"reward": reward, "penalty": raw - reward})
+
+
+def mask_penalty(outcome: Outcome, score: float) -> Outcome:
+    """A flagged sample is masked (no reward at all) until a reviewer looks at it."""
+    if score < FLAG_THRESHOLD:
+        return floor_penalty(outcome, score)
+    return outcome.model_copy(
+        update={
+            "reward": None,
+            "valid": False,
+            "failure_kind": "flagged_hack",
+            "failure_reason": f"masked for review: hack_score {score:.2f}",
+            "penalty": 0.0,
+        }
+    )
+
+
+POLICIES: dict[str, PenaltyPolicy] = {
+    "floor": floor_penalty,
+    "scale": scale_penalty,
+    "mask": mask_penalty,
+}
+
+
+def _detector_error(detector: Detector, exc: Exception) -> Finding:
+    return Finding(
+        detector=getattr(detector, "name", type(detector).__name__),
+        kind="detector_error",
+        severity="info",
+        confidence=0.0,
+        evidence=f"{type(exc).__name__}: {exc}"[:500],
+    )
+
+
+async def run_detectors(
+    sample: Sample, detectors: Sequence[Detector], evidence: Evidence
+) -> list[Finding]:
+    """Every detector's findings; a detector with ``adetect`` (an LLM, say) is awaited."""
+    findings: list[Finding] = []
+    for detector in detectors:
+        try:
+            asynchronous = getattr(detector, "adetect", None)
+            if asynchronous is not None and inspect.iscoroutinefunction(asynchronous):
+                findings.extend(await asynchronous(sample, evidence))
+            else:
+                findings.extend(detector.detect(sample, evidence))
+        except Exception as exc:  # a broken detector is reported, never fails the sample
+            findings.append(_detector_error(detector, exc))
+    return findings
+
+
+async def audit(
     sample: Sample,
     outcome: Outcome,
     detectors: Sequence[Detector],
     evidence: Evidence,
-    policy: PenaltyPolicy = proportional_penalty,
+    policy: PenaltyPolicy = floor_penalty,
 ) -> Outcome:
-    """The outcome with findings, ``hack_score`` and the penalty applied to ``reward``."""
-    findings: list[Finding] = []
-    for detector in detectors:
-        try:
-            findings.extend(detector.detect(sample, evidence))
-        except Exception as exc:  # a broken detector is reported, never fails the sample
-            findings.append(
-                Finding(
-                    detector=detector.name,
-                    kind="detector_error",
-                    severity="info",
-                    confidence=0.0,
-                    evidence=f"{type(exc).__name__}: {exc}"[:500],
-                )
-            )
+    """The outcome with findings, ``hack_score`` and the policy's penalty applied.
+
+    ``raw_reward`` always keeps what the panel gave, so the penalty stays visible.
+    """
+    findings = await run_detectors(sample, detectors, evidence)
     score = hack_score(findings)
+    audited = outcome.model_copy(update={"findings": findings, "hack_score": score})
     if not outcome.valid:
-        return outcome.model_copy(update={"findings": findings, "hack_score": score})
-    penalty = min(outcome.raw_reward or 0.0, max(0.0, policy(outcome, score)))
-    reward = max(0.0, (outcome.raw_reward or 0.0) - penalty)
-    return outcome.model_copy(
-        update={"findings": findings, "hack_score": score, "penalty": penalty, "reward": reward}
-    )
+        return audited
+    return policy(audited, score)

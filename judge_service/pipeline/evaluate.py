@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
-from judge_service.pipeline.auditing import audit
+from judge_service.pipeline.auditing import PenaltyPolicy, audit, floor_penalty
 from judge_service.pipeline.consensus import Panel, decide
 from judge_service.pipeline.judging import GroupScores, run_panel
 
@@ -32,6 +32,8 @@ class Plan:
     panel: Panel
     rubric: Rubric | None = None
     detectors: Sequence[Detector] = field(default_factory=tuple)
+    penalty: PenaltyPolicy = floor_penalty
+    known_hacks: Sequence[str] = field(default_factory=tuple)
     deadline: float | None = None  # time.monotonic() value
     concurrency: int = 256
     settings: object = None
@@ -46,7 +48,13 @@ async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None
     outcome = decide(sample.id, verdicts, plan.panel)
     if not plan.detectors:
         return outcome
-    return audit(sample, outcome, plan.detectors, Evidence(verdicts=verdicts, rubric=plan.rubric))
+    evidence = Evidence(
+        verdicts=verdicts,
+        rubric=plan.rubric,
+        known_hacks=plan.known_hacks,
+        raw_reward=outcome.raw_reward,
+    )
+    return await audit(sample, outcome, plan.detectors, evidence, plan.penalty)
 
 
 async def _guarded(

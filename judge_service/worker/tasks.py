@@ -13,10 +13,12 @@ import time
 from dataclasses import dataclass
 
 from judge_service import metrics
+from judge_service.auditors import build_detectors
 from judge_service.domain import Outcome, Rubric, Sample
 from judge_service.llm import get_client
 from judge_service.local_model import local_judge
 from judge_service.panels import build_panel
+from judge_service.pipeline.auditing import POLICIES
 from judge_service.pipeline.calibration import calibrate_panel
 from judge_service.pipeline.evaluate import Plan, evaluate_batch
 from judge_service.registry import Registry
@@ -24,6 +26,7 @@ from judge_service.settings import Settings
 from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.results import ScoredSample, save_results
+from judge_service.storage.review import list_known_hacks
 from judge_service.storage.types import utcnow
 from judge_service.worker.review_enqueue import enqueue_review
 
@@ -73,7 +76,29 @@ class ResultWriter:
             save_results(session=session, batch_id=self.batch_id, scored=chunk)
 
 
-def _plan(batch_plan: dict, *, registry: Registry, settings: Settings, deadline: float) -> Plan:
+def _known_hack_texts(settings: Settings) -> list[str]:
+    """Transcripts of confirmed hacks, for the known-hack detector."""
+    if settings.known_hacks_limit == 0:
+        return []
+    with session_scope(settings.database_url) as session:
+        hacks = list_known_hacks(session=session, limit=settings.known_hacks_limit)
+    texts = []
+    for hack in hacks:
+        try:
+            texts.append(Sample.model_validate(hack.sample).transcript())
+        except ValueError:
+            continue
+    return texts
+
+
+def _plan(
+    batch_plan: dict,
+    *,
+    registry: Registry,
+    settings: Settings,
+    deadline: float,
+    known_hacks: list[str],
+) -> Plan:
     panel = build_panel(
         batch_plan["judges"],
         registry=registry,
@@ -85,9 +110,19 @@ def _plan(batch_plan: dict, *, registry: Registry, settings: Settings, deadline:
     if batch_plan.get("calibration"):  # opt-in per request: maps frozen into the plan
         panel = calibrate_panel(panel, batch_plan["calibration"])
     rubric = batch_plan.get("rubric")
+    detectors = build_detectors(
+        batch_plan.get("detectors") or [],
+        batch_plan.get("hindsight"),
+        registry=registry,
+        settings=settings,
+        client=get_client(settings),
+    )
     return Plan(
         panel=panel,
         rubric=Rubric.model_validate(rubric) if rubric else None,
+        detectors=detectors,
+        penalty=POLICIES[batch_plan.get("penalty") or settings.penalty_policy],
+        known_hacks=known_hacks if detectors else (),
         deadline=deadline,
         concurrency=settings.sample_concurrency,
         settings=settings,
@@ -126,6 +161,7 @@ def score_batch(batch_id: str, *, settings: Settings, registry: Registry) -> str
         rows = batches.unscored_samples(session=session, batch_id=batch_id)
         pending = [_Pending(r.id, r.position, Sample.model_validate(r.payload)) for r in rows]
         plan_dict, deadline_at = batch.plan, batch.deadline_at
+    known_hacks = _known_hack_texts(settings) if plan_dict.get("detectors") else []
     left_s = (deadline_at - utcnow()).total_seconds()
     deadline = time.monotonic() + max(0.0, left_s)
     writer = ResultWriter(url, batch_id, pending)
@@ -133,7 +169,13 @@ def score_batch(batch_id: str, *, settings: Settings, registry: Registry) -> str
         asyncio.run(
             _score(
                 pending,
-                lambda: _plan(plan_dict, registry=registry, settings=settings, deadline=deadline),
+                lambda: _plan(
+                    plan_dict,
+                    registry=registry,
+                    settings=settings,
+                    deadline=deadline,
+                    known_hacks=known_hacks,
+                ),
                 writer,
             )
         )
