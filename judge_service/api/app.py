@@ -12,7 +12,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
-from judge_service.api.routes import health, judges, keys, openrlhf, review, rewards, rubrics
+from judge_service.api.routes import (
+    health,
+    judges,
+    keys,
+    openrlhf,
+    review,
+    rewards,
+    rubrics,
+    runs,
+)
 from judge_service.api.web import pages
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
@@ -102,6 +111,6 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
-    for module in (health, rewards, keys, openrlhf, rubrics, review, judges, pages):
+    for module in (health, rewards, keys, openrlhf, rubrics, review, judges, runs, pages):
         app.include_router(module.router)
     return app
