@@ -23,13 +23,13 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
-import litellm  # noqa: E402
-import psycopg  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import httpx
+import litellm
+import psycopg
+from rich.console import Console
+from rich.table import Table
 
-from bench.common import fake_judge_server, service_env, start_service, start_worker  # noqa: E402
+from bench.common import fake_judge_server, service_env, start_service, start_worker
 
 CONCURRENCY = 64
 SCHEMA = {

@@ -94,7 +94,7 @@ def audit_lines(lines: Iterable[str], detectors: list[Any]) -> Iterator[dict[str
     """One result per non-blank line: ``{"id", "hack_score", "findings"}``."""
     from judge_service.contracts import Evidence
     from judge_service.domain import Outcome
-    from judge_service.pipeline.auditing import audit
+    from judge_service.pipeline.auditing import audit_now
 
     evidence = Evidence()
     for number, line in enumerate(lines, start=1):
@@ -107,7 +107,7 @@ def audit_lines(lines: Iterable[str], detectors: list[Any]) -> Iterator[dict[str
                 yield _unscored(sample_id, "bad_input", problem or f"line {number}: unreadable")
                 continue
             unscored = Outcome(id=sample_id, reward=None, valid=False)
-            outcome = audit(sample, unscored, detectors, evidence)
+            outcome = audit_now(sample, unscored, detectors, evidence)
         except Exception as exc:  # the line boundary: one odd line never stops the audit
             yield _unscored(sample_id, "audit_error", f"line {number}: {type(exc).__name__}: {exc}")
             continue

@@ -6,7 +6,8 @@ Nothing here runs at import: the app, the worker and the CLI each build a
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -33,7 +34,8 @@ class Settings(BaseSettings):
     max_batch_samples: int = Field(default=8192, gt=0, description="Most samples in one batch.")
     default_judges: str | None = Field(
         default=None,
-        description="Comma-separated judge specs used when a request names none. "
+        description="Judge specs used when a request names none: comma-separated, or a JSON "
+        "list of spec objects. "
         "Unset: the local SmolLM2 model.",
     )
     default_aggregator: str = Field(default="mean", description="Aggregator used by default.")
@@ -112,11 +114,18 @@ class Settings(BaseSettings):
         names = [name.strip() for name in self.detectors.split(",") if name.strip()]
         return [] if names == ["none"] else names
 
-    def default_judge_specs(self) -> list[str] | None:
-        """The default panel as a list of specs, or None for the local model."""
+    def default_judge_specs(self) -> list[Any] | None:
+        """The default panel as a list of specs, or None for the local model.
+
+        Either comma-separated names/model strings, or a JSON list of specs (objects
+        with options such as ``api_base``).
+        """
         if not self.default_judges:
             return None
-        return [spec.strip() for spec in self.default_judges.split(",") if spec.strip()]
+        text = self.default_judges.strip()
+        if text.startswith("["):
+            return list(json.loads(text))
+        return [spec.strip() for spec in text.split(",") if spec.strip()]
 
 
 def get_settings(**overrides: object) -> Settings:

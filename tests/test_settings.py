@@ -150,3 +150,16 @@ def test_importing_reads_no_settings(module: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "refused when built" in done.stdout
     assert not (tmp_path / "judge_service.db").exists(), "importing created a database"
+
+
+def test_default_judges_take_a_json_list_of_spec_objects(monkeypatch):
+    from judge_service.settings import get_settings
+
+    spec = '[{"name": "hosted_vllm/q", "api_base": "http://gpu:8000/v1"}, "reference_match"]'
+    monkeypatch.setenv("JS_DEFAULT_JUDGES", spec)
+    assert get_settings().default_judge_specs() == [
+        {"name": "hosted_vllm/q", "api_base": "http://gpu:8000/v1"},
+        "reference_match",
+    ]
+    monkeypatch.setenv("JS_DEFAULT_JUDGES", "reference_match, openai/x")
+    assert get_settings().default_judge_specs() == ["reference_match", "openai/x"]

@@ -67,7 +67,8 @@ def resolve_plan(
     rubric = resolve_rubric(request.rubric, settings=settings) if request.rubric else None
     raw_specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
     specs = [
-        normalise_spec(s if isinstance(s, str) else s.model_dump(mode="json")) for s in raw_specs
+        normalise_spec(s if isinstance(s, str | dict) else s.model_dump(mode="json"))
+        for s in raw_specs
     ]
     aggregator = request.aggregator or settings.default_aggregator
     build_panel(specs, registry=registry, aggregator=aggregator, quorum=request.quorum)

@@ -93,6 +93,29 @@ async def run_detectors(
     return findings
 
 
+def _apply(outcome: Outcome, findings: list[Finding], policy: PenaltyPolicy) -> Outcome:
+    score = hack_score(findings)
+    audited = outcome.model_copy(update={"findings": findings, "hack_score": score})
+    return policy(audited, score) if outcome.valid else audited
+
+
+def audit_now(
+    sample: Sample,
+    outcome: Outcome,
+    detectors: Sequence[Detector],
+    evidence: Evidence,
+    policy: PenaltyPolicy = floor_penalty,
+) -> Outcome:
+    """:func:`audit` without an event loop, calling every detector's ``detect`` (the CLI)."""
+    findings: list[Finding] = []
+    for detector in detectors:
+        try:
+            findings.extend(detector.detect(sample, evidence))
+        except Exception as exc:  # a broken detector is reported, never fails the sample
+            findings.append(_detector_error(detector, exc))
+    return _apply(outcome, findings, policy)
+
+
 async def audit(
     sample: Sample,
     outcome: Outcome,
@@ -104,9 +127,4 @@ async def audit(
 
     ``raw_reward`` always keeps what the panel gave, so the penalty stays visible.
     """
-    findings = await run_detectors(sample, detectors, evidence)
-    score = hack_score(findings)
-    audited = outcome.model_copy(update={"findings": findings, "hack_score": score})
-    if not outcome.valid:
-        return audited
-    return policy(audited, score)
+    return _apply(outcome, await run_detectors(sample, detectors, evidence), policy)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
@@ -45,15 +45,18 @@ def create_batch(
     )
     session.add(batch)
     session.flush()
-    session.add_all(
-        SampleRow(
-            batch_id=batch_id,
-            position=position,
-            external_id=payload["id"],
-            group_id=payload.get("group_id"),
-            payload=payload,
-        )
-        for position, payload in enumerate(samples)
+    session.execute(  # one executemany: ORM objects cost ~10x more for big batches
+        insert(SampleRow),
+        [
+            {
+                "batch_id": batch_id,
+                "position": position,
+                "external_id": payload["id"],
+                "group_id": payload.get("group_id"),
+                "payload": payload,
+            }
+            for position, payload in enumerate(samples)
+        ],
     )
     return batch
 
@@ -66,15 +69,15 @@ def find_by_idempotency_key(*, session: Session, key: str) -> BatchRow | None:
     return session.scalars(select(BatchRow).where(BatchRow.idempotency_key == key)).first()
 
 
-def unscored_samples(*, session: Session, batch_id: str) -> list[SampleRow]:
-    """Samples of the batch that have no result yet, in order."""
+def unscored_samples(*, session: Session, batch_id: str) -> list[Any]:
+    """``(id, position, payload)`` rows of the samples that have no result yet, in order."""
     scored = select(ResultRow.sample_id).where(ResultRow.batch_id == batch_id)
     return list(
-        session.scalars(
-            select(SampleRow)
+        session.execute(
+            select(SampleRow.id, SampleRow.position, SampleRow.payload)
             .where(SampleRow.batch_id == batch_id, SampleRow.id.not_in(scored))
             .order_by(SampleRow.position)
-        )
+        ).all()
     )
 
 

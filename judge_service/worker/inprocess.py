@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from judge_service.registry import Registry
@@ -24,10 +26,42 @@ class InProcessDispatcher:
         self.pool = ThreadPoolExecutor(
             max_workers=settings.inprocess_workers, thread_name_prefix="judge-batch"
         )
+        self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
+        self._lock = threading.Lock()
+
+    def _mark_done(self, batch_id: str) -> None:
+        """Wake every request waiting on this batch, in whatever event loop it waits."""
+        with self._lock:
+            waiters = self._waiters.pop(batch_id, [])
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(None))
+
+    async def wait_done(self, batch_id: str, timeout: float) -> None:
+        """Return when this process finishes the batch, or after ``timeout`` seconds.
+
+        The caller checks the database afterwards (and before, for a batch done earlier).
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        with self._lock:
+            self._waiters.setdefault(batch_id, []).append((loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                entries = self._waiters.get(batch_id, [])
+                if (loop, future) in entries:
+                    entries.remove((loop, future))
+                if not entries:
+                    self._waiters.pop(batch_id, None)
 
     def _run(self, batch_id: str) -> str:
         try:
-            return score_batch(batch_id, settings=self.settings, registry=self.registry)
+            return score_batch(
+                batch_id, settings=self.settings, registry=self.registry, on_done=self._mark_done
+            )
         except Exception:
             log.exception("batch %s failed in the embedded executor", batch_id)
             raise

@@ -30,8 +30,13 @@ CALL_OPTIONS = ("api_base", "api_key", "response_format_kind", "free", "timeout_
 def model_options(spec: dict[str, Any] | None, settings: Settings) -> dict[str, Any]:
     """litellm call options for the mining model named by ``spec`` (or the defaults)."""
     if spec is None:
-        models = [s for s in settings.default_judge_specs() or [] if "/" in s]
-        spec = {"name": models[0] if models else LOCAL_JUDGE_NAME}
+        models = [
+            s
+            for s in settings.default_judge_specs() or []
+            if "/" in (s if isinstance(s, str) else str(s.get("name", "")))
+        ]
+        first = models[0] if models else LOCAL_JUDGE_NAME
+        spec = first if isinstance(first, dict) else {"name": first}
     if spec["name"] == LOCAL_JUDGE_NAME:
         local = local_judge(settings)
         return {"model": local["model"], **{k: local[k] for k in CALL_OPTIONS if k in local}}

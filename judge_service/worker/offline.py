@@ -73,7 +73,7 @@ def score_file(
     console = console or Console()
     items = _read(infile)
     specs = [
-        normalise_spec(json.loads(j) if j.startswith("{") else j)
+        normalise_spec(json.loads(j) if isinstance(j, str) and j.startswith("{") else j)
         for j in (judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME])
     ]
     panel = build_panel(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from judge_service import metrics
@@ -32,6 +34,9 @@ from judge_service.worker.review_enqueue import enqueue_review
 
 log = logging.getLogger(__name__)
 
+#: Shared by every batch of the process: a new loop's default executor would start
+#: fresh threads for each batch.
+_DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
 FLUSH_EVERY = 256
 FLUSH_INTERVAL_S = 0.5
 
@@ -69,7 +74,7 @@ class ResultWriter:
             return
         chunk, self.buffer = self.buffer, []
         self.last_flush = time.monotonic()
-        await asyncio.to_thread(self._write, chunk)
+        await asyncio.get_running_loop().run_in_executor(_DB_WRITERS, self._write, chunk)
 
     def _write(self, chunk: list[ScoredSample]) -> None:
         with session_scope(self.database_url) as session:
@@ -147,7 +152,13 @@ async def _score(pending: list[_Pending], plan_factory, writer: ResultWriter) ->
     await writer.flush()
 
 
-def score_batch(batch_id: str, *, settings: Settings, registry: Registry) -> str:
+def score_batch(
+    batch_id: str,
+    *,
+    settings: Settings,
+    registry: Registry,
+    on_done: Callable[[str], None] | None = None,
+) -> str:
     """Score every unscored sample of a batch and mark it done. Returns the batch status."""
     url = settings.database_url
     with session_scope(url) as session:
@@ -182,6 +193,8 @@ def score_batch(batch_id: str, *, settings: Settings, registry: Registry) -> str
     with session_scope(url) as session:
         done = batches.finish_if_complete(session=session, batch_id=batch_id)
     if done:
+        if on_done is not None:  # the answer can go out now; review queueing is a side channel
+            on_done(batch_id)
         enqueue_review(batch_id, database_url=url)
     return "done" if done else "running"
 

@@ -45,12 +45,27 @@ def _settle(url: str, batch_id: str) -> bool:
     return expire_batch(batch_id, database_url=url) if overdue else False
 
 
-async def _wait(url: str, batch_id: str) -> None:
-    """Poll until the batch is done; the deadline bounds the wait."""
+async def _wait(url: str, batch_id: str, dispatcher: object = None) -> None:
+    """Wait until the batch is done; the deadline (plus grace) bounds the wait.
+
+    The embedded executor signals the moment a batch is done; a Celery batch is
+    polled, at most every 50 ms.
+    """
+    wait_done = getattr(dispatcher, "wait_done", None)
+    if wait_done is not None and not await run_in_threadpool(_settle, url, batch_id):
+        await wait_done(batch_id, await run_in_threadpool(_left_s, url, batch_id))
     delay = 0.005
     while not await run_in_threadpool(_settle, url, batch_id):
         await asyncio.sleep(delay)
-        delay = min(delay * 1.5, 0.2)
+        delay = min(delay * 1.5, 0.05)
+
+
+def _left_s(url: str, batch_id: str) -> float:
+    with session_scope(url) as session:
+        batch = batches.get_batch(session=session, batch_id=batch_id)
+        if batch is None:
+            return 0.0
+        return max(0.0, (batch.deadline_at + DEADLINE_GRACE - utcnow()).total_seconds())
 
 
 async def submit_and_wait(body: wire.RewardRequest, *, state, key) -> wire.RewardResponse:
@@ -79,7 +94,7 @@ async def submit_and_wait(body: wire.RewardRequest, *, state, key) -> wire.Rewar
                 batching.discard_batch(session=session, batch_id=batch_id)
             raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
     if body.wait:
-        await _wait(settings.database_url, batch_id)
+        await _wait(settings.database_url, batch_id, state.dispatcher)
     return await run_in_threadpool(_read, settings.database_url, batch_id)
 
 

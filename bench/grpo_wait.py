@@ -1,0 +1,148 @@
+"""How long a GRPO trainer waits for the rewards of one step, in judge calls.
+
+Each step is 256 completions (64 prompts x 4), scored through the TRL adapter
+(``trainer_bridge.trl.reward_function``) against ``judge-service serve`` (embedded).
+The baseline, measured in the same run, is one call of the same judge on its own.
+Batched and concurrent, a step should cost about one judge call, not 256.
+
+Two judges: ``slow_constant`` (the test plugin's judge that answers after 50 ms: the
+service's own overhead) and an LLM judge on the OpenAI-compatible fake with 50 ms
+latency (adds litellm's per-call CPU cost).
+
+    .venv/bin/python bench/grpo_wait.py [--steps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console
+from rich.table import Table
+
+from bench.common import ROOT, fake_judge_server, service_env, start_service
+from trainer_bridge.trl import reward_function
+
+LATENCY_S = 0.05
+PROMPTS, GENERATIONS = 64, 4
+
+
+class State:
+    def __init__(self, step: int) -> None:
+        self.global_step = step
+
+
+def ensure_test_plugin() -> None:
+    """The 50 ms judge lives in the tests' out-of-tree plugin package; install it if missing."""
+    try:
+        import js_test_plugin  # noqa: F401
+    except ImportError:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                str(ROOT / "tests/fixtures/js_test_plugin"),
+            ],
+            check=True,
+        )
+
+
+async def one_call(judge: dict) -> float:
+    """Seconds for a single call of the judge, outside the service (the unit)."""
+    if judge["name"] == "slow_constant":
+        from js_test_plugin.judges import SlowConstantJudge
+
+        from judge_service.contracts import JudgeContext
+        from judge_service.domain import Sample
+
+        started = time.perf_counter()
+        await SlowConstantJudge(delay_s=LATENCY_S).score(
+            Sample(id="x", prompt="p", completion="c"), JudgeContext()
+        )
+        return time.perf_counter() - started
+    import litellm
+
+    started = time.perf_counter()
+    await litellm.acompletion(
+        model=judge["name"],
+        api_base=judge["api_base"],
+        api_key="sk",
+        messages=[{"role": "user", "content": uuid.uuid4().hex}],
+    )
+    return time.perf_counter() - started
+
+
+def step_wait(reward, step: int) -> float:
+    run = uuid.uuid4().hex
+    prompts = [
+        f"Task {p} of {run}: summarise the report."
+        for p in range(PROMPTS)
+        for _ in range(GENERATIONS)
+    ]
+    completions = [f"Summary {i} ({run})." for i in range(len(prompts))]
+    started = time.perf_counter()
+    rewards = asyncio.run(
+        reward(prompts=prompts, completions=completions, trainer_state=State(step))
+    )
+    elapsed = time.perf_counter() - started
+    assert len(rewards) == PROMPTS * GENERATIONS and all(r is not None for r in rewards)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5)
+    args = parser.parse_args()
+    ensure_test_plugin()
+    fake, api_base = fake_judge_server(int(LATENCY_S * 1000))
+    tmp = Path("/tmp") / f"js-grpo-{uuid.uuid4().hex[:6]}"
+    tmp.mkdir()
+    env = service_env(JS_DATABASE_URL=f"sqlite:///{tmp / 'grpo.db'}", JS_DETECTORS="none")
+    server, url, key = start_service(env)
+    judges = {
+        "slow_constant (50 ms)": {"name": "slow_constant", "delay_s": LATENCY_S, "score": 0.5},
+        "LLM on fake (50 ms)": {
+            "name": "openai/grpo-judge",
+            "api_base": api_base,
+            "api_key": "sk",
+            "concurrency": 256,
+        },
+    }
+    table = Table(
+        "judge", "one call s", "step wait s (median)", "wait / one call", "sequential would be"
+    )
+    try:
+        for label, judge in judges.items():
+            reward = reward_function(url, api_key=key, judges=[judge], run_id="grpo-bench")
+            step_wait(reward, 0)  # warm-up
+            unit = statistics.median(asyncio.run(one_call(judge)) for _ in range(5))
+            waits = [step_wait(reward, step) for step in range(1, args.steps + 1)]
+            wait = statistics.median(waits)
+            table.add_row(
+                label,
+                f"{unit:.3f}",
+                f"{wait:.3f}",
+                f"{wait / unit:.2f}x",
+                f"{PROMPTS * GENERATIONS}x",
+            )
+    finally:
+        server.stop()
+        fake.stop()
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
