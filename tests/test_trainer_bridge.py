@@ -189,3 +189,25 @@ def test_openrlhf_get_reward_shape(service):
     assert httpx.post(f"{service['url']}/get_reward", json=body).status_code == 401
     mismatched = httpx.post(url, json={**body, "labels": ["4"]}, timeout=60)
     assert mismatched.status_code == 422
+
+
+def test_verifiers_group_reward_function_makes_one_call_per_group(service):
+    from trainer_bridge.verifiers import group_reward_function
+
+    reward = group_reward_function(
+        service["url"], api_key=service["key"], judges=["reference_match"], run_id="vf-group"
+    )
+    states: list[dict] = [{}, {}, {}]
+    rewards = asyncio.run(
+        reward(
+            prompts=["2+2?"] * 3,
+            completions=["4", "5", " "],
+            answers=["4", "4", "4"],
+            states=states,
+        )
+    )
+    assert rewards == [1.0, 0.0, 0.0]  # the blank one is masked, reported as masked_value
+    assert [s["judge_service_valid"] for s in states] == [True, True, False]
+    with sqlite3.connect(service["db"]) as db:
+        batches = db.execute("SELECT n_samples FROM batches WHERE run_id = 'vf-group'").fetchall()
+    assert batches == [(3,)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from judge_service.registry import Registry
@@ -36,16 +37,21 @@ class InProcessDispatcher:
         for loop, future in waiters:
             loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(None))
 
-    async def wait_done(self, batch_id: str, timeout: float) -> None:
+    async def wait_done(
+        self, batch_id: str, timeout: float, is_done: Callable[[], Awaitable[bool]]
+    ) -> None:
         """Return when this process finishes the batch, or after ``timeout`` seconds.
 
-        The caller checks the database afterwards (and before, for a batch done earlier).
+        ``is_done`` is checked after the waiter is registered, so a batch that
+        finished just before is never waited for until the timeout.
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future = loop.create_future()
         with self._lock:
             self._waiters.setdefault(batch_id, []).append((loop, future))
         try:
+            if await is_done():
+                return
             await asyncio.wait_for(future, timeout)
         except TimeoutError:
             pass

@@ -52,8 +52,12 @@ async def _wait(url: str, batch_id: str, dispatcher: object = None) -> None:
     polled, at most every 50 ms.
     """
     wait_done = getattr(dispatcher, "wait_done", None)
-    if wait_done is not None and not await run_in_threadpool(_settle, url, batch_id):
-        await wait_done(batch_id, await run_in_threadpool(_left_s, url, batch_id))
+    if wait_done is not None:
+
+        async def is_done() -> bool:
+            return await run_in_threadpool(_settle, url, batch_id)
+
+        await wait_done(batch_id, await run_in_threadpool(_left_s, url, batch_id), is_done)
     delay = 0.005
     while not await run_in_threadpool(_settle, url, batch_id):
         await asyncio.sleep(delay)
