@@ -39,22 +39,29 @@ class HindsightDetector:
     def __init__(
         self,
         *,
-        models: list[dict[str, Any]],
+        models: list[dict[str, Any] | str] | None = None,
         min_reward: float = 0.7,
         max_chars: int = 24_000,
         client: ModelClient | None = None,
     ) -> None:
-        if not models:
-            raise ValueError("llm_hindsight needs its own models; it never borrows the panel")
-        self.models = [m if isinstance(m, dict) else {"name": m} for m in models]
+        # Without models of its own it stays silent: it never borrows the panel's judges.
+        self.models = [m if isinstance(m, dict) else {"name": m} for m in models or []]
         self.min_reward, self.max_chars, self.client = min_reward, max_chars, client
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> HindsightDetector:
+        """Built from ``JS_HINDSIGHT_JUDGES`` (the offline ``audit`` command uses this)."""
+        names = [s.strip() for s in (settings.hindsight_judges or "").split(",") if s.strip()]
+        return cls(models=names, min_reward=settings.hindsight_min_reward)
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         """Synchronous entry point (the CLI's offline audit); the worker awaits ``adetect``."""
         return asyncio.run(self.adetect(sample, evidence))
 
     async def adetect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
-        if evidence.raw_reward is None or evidence.raw_reward < self.min_reward:
+        if not self.models or evidence.raw_reward is None:
+            return []
+        if evidence.raw_reward < self.min_reward:
             return []
         fields = {
             "task": clip(as_text(sample.prompt), self.max_chars),
