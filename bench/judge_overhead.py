@@ -6,7 +6,8 @@ response format, from this process; the service is ``judge-service serve`` in it
 process, embedded (SQLite, in-process executor) and with Celery (Redis, PostgreSQL, one
 worker). Ratio = service throughput / direct throughput (1.0 = no overhead).
 
-    .venv/bin/python bench/judge_overhead.py            # 256 and 4096 samples
+    .venv/bin/python bench/judge_overhead.py            # 256 and 4096 samples, judging only
+    .venv/bin/python bench/judge_overhead.py --audit    # with the default hindsight audit on
     .venv/bin/python bench/judge_overhead.py --sizes 256
 """
 
@@ -108,14 +109,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 4096])
     parser.add_argument("--latency-ms", type=int, default=50)
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="keep the default hindsight audit on (it adds its CPU per sample)",
+    )
     args = parser.parse_args()
+    audit = {} if args.audit else {"JS_DETECTORS": "none"}
     fake, api_base = fake_judge_server(args.latency_ms)
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"js-bench-{uuid.uuid4().hex[:6]}"
     tmp.mkdir(parents=True)
     modes = {
-        "embedded": service_env(JS_DATABASE_URL=f"sqlite:///{tmp / 'bench.db'}"),
+        "embedded": service_env(JS_DATABASE_URL=f"sqlite:///{tmp / 'bench.db'}", **audit),
         "celery": service_env(
-            JS_DATABASE_URL=pg_database(), JS_BROKER_URL="redis://127.0.0.1:6379/11"
+            JS_DATABASE_URL=pg_database(), JS_BROKER_URL="redis://127.0.0.1:6379/11", **audit
         ),
     }
     table = Table("samples", "mode", "direct s", "service s", "direct/s", "service/s", "ratio")

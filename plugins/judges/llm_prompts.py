@@ -50,7 +50,10 @@ def verdict_schema(text_max: int | None = None, levels: int | None = None) -> di
 def _templates() -> jinja2.Environment:
     """Templates found relative to the installed package, never the working directory."""
     loader = jinja2.PackageLoader("judge_service", "templates")
-    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, autoescape=False)
+    # auto_reload off: templates ship with the package, so no stat() per render.
+    return jinja2.Environment(
+        loader=loader, undefined=jinja2.StrictUndefined, autoescape=False, auto_reload=False
+    )
 
 
 @cache
