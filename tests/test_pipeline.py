@@ -380,3 +380,23 @@ async def test_audit_keeps_a_masked_outcome_masked() -> None:
     assert audited.reward is None
     assert audited.hack_score == pytest.approx(0.9)
     assert len(audited.findings) == 1
+
+
+async def test_detectors_see_the_batch_statistics() -> None:
+    from judge_service.pipeline.evaluate import batch_stats
+
+    seen: list[dict] = []
+
+    class Records:
+        name = "records"
+
+        def detect(self, sample, evidence):
+            seen.append(dict(evidence.run_stats))
+            return []
+
+    items = [sample(), sample()]
+    stats = {"run_id": "r", "step": 3, **batch_stats(items)}
+    plan = Plan(panel=panel("reference_match"), detectors=[Records()], run_stats=stats)
+    await evaluate_sample(items[0], plan)
+    assert seen == [stats]
+    assert stats["batch_size"] == 2 and stats["completion_chars_std"] == 0.0

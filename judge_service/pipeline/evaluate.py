@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
@@ -34,6 +35,7 @@ class Plan:
     detectors: Sequence[Detector] = field(default_factory=tuple)
     penalty: PenaltyPolicy = floor_penalty
     known_hacks: Sequence[str] = field(default_factory=tuple)
+    run_stats: dict[str, Any] = field(default_factory=dict)
     deadline: float | None = None  # time.monotonic() value
     concurrency: int = 256
     settings: object = None
@@ -53,6 +55,7 @@ async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None
         rubric=plan.rubric,
         known_hacks=plan.known_hacks,
         raw_reward=outcome.raw_reward,
+        run_stats=plan.run_stats,
     )
     return await audit(sample, outcome, plan.detectors, evidence, plan.penalty)
 
@@ -66,6 +69,20 @@ async def _guarded(
         except Exception as exc:  # the sample boundary: a bug masks one sample, not the batch
             log.exception("sample %s failed", sample.id)
             return Outcome.masked(sample.id, "internal_error", f"{type(exc).__name__}: {exc}")
+
+
+def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
+    """What detectors may compare one rollout against: the batch's size and lengths."""
+    lengths = [len(s.transcript()) for s in samples]
+    if not lengths:
+        return {"batch_size": 0}
+    mean = sum(lengths) / len(lengths)
+    spread = (sum((n - mean) ** 2 for n in lengths) / len(lengths)) ** 0.5
+    return {
+        "batch_size": len(lengths),
+        "completion_chars_mean": mean,
+        "completion_chars_std": spread,
+    }
 
 
 async def evaluate_batch(

@@ -22,7 +22,7 @@ from judge_service.local_model import local_judge
 from judge_service.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES
 from judge_service.pipeline.calibration import calibrate_panel
-from judge_service.pipeline.evaluate import Plan, evaluate_batch
+from judge_service.pipeline.evaluate import Plan, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import batches
@@ -103,6 +103,7 @@ def _plan(
     settings: Settings,
     deadline: float,
     known_hacks: list[str],
+    run_stats: dict | None = None,
 ) -> Plan:
     panel = build_panel(
         batch_plan["judges"],
@@ -115,6 +116,7 @@ def _plan(
     if batch_plan.get("calibration"):  # opt-in per request: maps frozen into the plan
         panel = calibrate_panel(panel, batch_plan["calibration"])
     rubric = batch_plan.get("rubric")
+    run_stats = run_stats or {}
     detectors = build_detectors(
         batch_plan.get("detectors") or [],
         batch_plan.get("hindsight"),
@@ -128,6 +130,7 @@ def _plan(
         detectors=detectors,
         penalty=POLICIES[batch_plan.get("penalty") or settings.penalty_policy],
         known_hacks=known_hacks if detectors else (),
+        run_stats=run_stats,
         deadline=deadline,
         concurrency=settings.sample_concurrency,
         settings=settings,
@@ -172,6 +175,7 @@ def score_batch(
         rows = batches.unscored_samples(session=session, batch_id=batch_id)
         pending = [_Pending(r.id, r.position, Sample.model_validate(r.payload)) for r in rows]
         plan_dict, deadline_at = batch.plan, batch.deadline_at
+        run_id, step = batch.run_id, batch.step
     known_hacks = _known_hack_texts(settings) if plan_dict.get("detectors") else []
     left_s = (deadline_at - utcnow()).total_seconds()
     deadline = time.monotonic() + max(0.0, left_s)
@@ -186,6 +190,11 @@ def score_batch(
                     settings=settings,
                     deadline=deadline,
                     known_hacks=known_hacks,
+                    run_stats={
+                        "run_id": run_id,
+                        "step": step,
+                        **batch_stats([p.sample for p in pending]),
+                    },
                 ),
                 writer,
             )
