@@ -170,6 +170,31 @@ def audit_command(
     Console().print(table)
 
 
+def review_rows(settings: Any) -> list[dict[str, Any]]:
+    """Reviewed suspected hacks as training rows: confirmed ones label 1, rejected ones 0."""
+    from judge_service.domain import Sample
+    from judge_service.storage.db import session_scope
+    from judge_service.storage.review import list_known_hacks
+
+    rows = []
+    with session_scope(settings.database_url) as session:
+        for confirmed in (True, False):
+            for hack in list_known_hacks(session=session, limit=1_000_000, confirmed=confirmed):
+                try:
+                    sample = Sample.model_validate(hack.sample)
+                except ValueError:
+                    continue
+                rows.append(
+                    {
+                        "prompt": sample.prompt_text(),
+                        "completion": sample.transcript(),
+                        "label": 1 if confirmed else 0,
+                        "group_id": sample.group_id or f"review-{hack.id}",
+                    }
+                )
+    return rows
+
+
 @detectors_app.command("train")
 def train(
     data: Annotated[
@@ -185,6 +210,14 @@ def train(
         "learned_detector.json"
     ),
     folds: Annotated[int, typer.Option(help="GroupKFold folds for the reported AUROC")] = 5,
+    with_review: Annotated[
+        bool,
+        typer.Option(
+            "--with-review",
+            help="Also learn from the review queue's decisions in JS_DATABASE_URL: confirmed "
+            "hacks as positives, rejected ones as negatives",
+        ),
+    ] = False,
 ) -> None:
     """Train the learned detector; prints GroupKFold AUROC (by group_id) and saves the model."""
     from judge_service.registry import PluginError, Registry
@@ -201,6 +234,12 @@ def train(
             rows.append(json.loads(line))
         except ValueError:
             bad += 1
+    if with_review:
+        from judge_service.settings import get_settings
+
+        reviewed = review_rows(get_settings())
+        typer.echo(f"{len(reviewed)} reviewed rollouts from the review queue")
+        rows.extend(reviewed)
     try:
         model = learned.train(rows, folds=folds)
     except ValueError as exc:

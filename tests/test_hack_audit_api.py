@@ -144,3 +144,25 @@ def test_run_report_shows_the_hack_rate_per_step_and_alarms(client, keys):
     assert {a["kind"] for a in report["alarms"]} >= {"reward_up_hacks_up"}
     missing = client.get("/v1/runs/nope/report", headers=keys["reviewer"])
     assert missing.status_code == 404
+
+
+def test_review_decisions_become_training_rows_for_the_learned_detector(
+    client, keys, embedded_settings
+):
+    from judge_service.cli_detectors import review_rows
+
+    score(client, keys, [INJECTION, INJECTION.replace("Paris", "Lyon")], run_id="train-run")
+    items = client.get(
+        "/v1/review?status=pending&kind=hack_finding", headers=keys["reviewer"]
+    ).json()["items"]
+    assert len(items) == 2
+    for item, decision in zip(items, ("approve", "reject"), strict=True):
+        answer = client.post(
+            f"/v1/review/{item['id']}/decision",
+            headers=keys["reviewer"],
+            json={"decision": decision},
+        )
+        assert answer.status_code == 200
+    rows = review_rows(embedded_settings)
+    assert sorted(row["label"] for row in rows) == [0, 1]
+    assert all("grader" in row["completion"] for row in rows)
