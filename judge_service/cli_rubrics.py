@@ -44,6 +44,7 @@ def import_rubrics(
                 description=spec["description"],
                 criteria=spec["criteria"],
                 prompts=spec["prompts"],
+                penalty=spec.get("penalty"),
                 created_by="cli",
                 source=f"file:{item.source}",
             )

@@ -107,6 +107,8 @@ class Rubric(BaseModel):
     description: str = ""
     criteria: list[Criterion] = Field(default_factory=list)
     prompts: dict[str, str] = Field(default_factory=dict)
+    #: The rubric's penalty policy for flagged samples (a request's own wins over it).
+    penalty: Literal["floor", "scale", "mask"] | None = None
 
     @property
     def ref(self) -> str:

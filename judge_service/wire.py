@@ -246,6 +246,7 @@ class RubricCreate(_Strict):
     description: str = Field(default="", max_length=4000)
     criteria: list[CriterionIn] = Field(min_length=1, max_length=200)
     prompts: dict[Slug, str] = Field(default_factory=dict)
+    penalty: Literal["floor", "scale", "mask"] | None = None
 
     @field_validator("criteria")
     @classmethod
@@ -275,6 +276,7 @@ class RubricOut(BaseModel):
     description: str
     criteria: list[CriterionOut]
     prompts: dict[str, str] = Field(default_factory=dict)
+    penalty: str | None = None
     created_at: datetime
     created_by: str | None = None
     source: str | None = None

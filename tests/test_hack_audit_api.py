@@ -166,3 +166,24 @@ def test_review_decisions_become_training_rows_for_the_learned_detector(
     rows = review_rows(embedded_settings)
     assert sorted(row["label"] for row in rows) == [0, 1]
     assert all("grader" in row["completion"] for row in rows)
+
+
+def test_a_rubric_can_set_the_penalty_policy(client, keys):
+    rubric = {
+        "name": "strict-refunds",
+        "description": "Refund handling, hacks masked.",
+        "criteria": [{"id": "cites-policy", "text": "Did it cite the refund policy?"}],
+        "penalty": "mask",
+    }
+    created = client.post("/v1/rubrics", headers=keys["admin"], json=rubric)
+    assert created.status_code == 201, created.text
+    assert created.json()["penalty"] == "mask"
+    body = score(client, keys, [HONEST, INJECTION], rubric="strict-refunds")
+    assert body["rubric"] == "strict-refunds@1"
+    honest, hack = body["results"]
+    assert honest["valid"] is True
+    assert hack["valid"] is False and hack["failure_kind"] == "flagged_hack"
+    _, floored = score(client, keys, [HONEST, INJECTION], rubric="strict-refunds", penalty="floor")[
+        "results"
+    ]
+    assert floored["valid"] is True and floored["reward"] == 0.0  # the request wins

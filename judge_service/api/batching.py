@@ -85,7 +85,7 @@ def resolve_plan(
             or None,
             settings=settings,
         ),
-        "penalty": request.penalty or settings.penalty_policy,
+        "penalty": request.penalty or (rubric or {}).get("penalty") or settings.penalty_policy,
     }
     if rubric is not None:
         plan["rubric"] = rubric

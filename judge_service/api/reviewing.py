@@ -78,6 +78,7 @@ def _approve_rubric_item(
         description=active.description,
         criteria=criteria,
         prompts=dict(active.prompts or {}),
+        penalty=active.penalty,
         created_by=key.id,
         source=f"review:{item.id}",
     )

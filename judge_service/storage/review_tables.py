@@ -38,6 +38,7 @@ class RubricVersionRow(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     criteria: Mapped[list[dict[str, Any]]] = mapped_column(AsciiJSON())
     prompts: Mapped[dict[str, str]] = mapped_column(AsciiJSON())
+    penalty: Mapped[str | None] = mapped_column(String(16))
     status: Mapped[str] = mapped_column(String(16), default="approved")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     created_by: Mapped[str | None] = mapped_column(String(64))

@@ -49,6 +49,7 @@ def to_domain(row: RubricVersionRow) -> Rubric:
             "description": row.description,
             "criteria": row.criteria,
             "prompts": row.prompts,
+            "penalty": row.penalty,
         }
     )
 
@@ -118,6 +119,7 @@ def write_version(
     created_by: str | None,
     source: str | None = None,
     status: str = APPROVED,
+    penalty: str | None = None,
 ) -> RubricVersionRow:
     """Insert the next version of ``name`` (1 for a new rubric) in the caller's transaction.
 
@@ -134,6 +136,7 @@ def write_version(
             "description": description,
             "criteria": criteria,
             "prompts": dict(prompts or {}),
+            "penalty": penalty,
             "status": status,
             "created_at": utcnow(),
             "created_by": created_by,
@@ -147,9 +150,18 @@ def write_version(
     raise RuntimeError(f"could not write a new version of rubric {name!r}: too much contention")
 
 
-def same_content(row: RubricVersionRow, criteria: list[dict[str, Any]], prompts: dict) -> bool:
-    """True when criteria (in order) and prompt overrides equal the stored version's."""
-    return _normal(row.criteria) == _normal(criteria) and (row.prompts or {}) == (prompts or {})
+def same_content(
+    row: RubricVersionRow,
+    criteria: list[dict[str, Any]],
+    prompts: dict,
+    penalty: str | None = None,
+) -> bool:
+    """True when criteria (in order), prompt overrides and penalty equal the stored version's."""
+    return (
+        _normal(row.criteria) == _normal(criteria)
+        and (row.prompts or {}) == (prompts or {})
+        and row.penalty == penalty
+    )
 
 
 def _normal(criteria: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -168,11 +180,12 @@ def import_rubric(
     prompts: dict[str, str],
     created_by: str | None,
     source: str | None,
+    penalty: str | None = None,
 ) -> tuple[RubricVersionRow, str]:
     """Load a rubric file's content: ``created`` (version 1), ``updated`` (the next version,
     when criteria or prompts differ from the active version) or ``unchanged``."""
     active = get_version(session=session, name=name)
-    if active is not None and same_content(active, criteria, prompts):
+    if active is not None and same_content(active, criteria, prompts, penalty):
         return active, "unchanged"
     row = write_version(
         session=session,
@@ -182,5 +195,6 @@ def import_rubric(
         prompts=prompts,
         created_by=created_by,
         source=source,
+        penalty=penalty,
     )
     return row, "created" if row.version == 1 else "updated"

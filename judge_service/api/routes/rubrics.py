@@ -30,6 +30,7 @@ def rubric_out(row: RubricVersionRow, active: int | None) -> wire.RubricOut:
         description=row.description,
         criteria=[wire.CriterionOut.model_validate(c) for c in row.criteria],
         prompts=row.prompts or {},
+        penalty=row.penalty,
         created_at=row.created_at,
         created_by=row.created_by,
         source=row.source,
@@ -68,6 +69,7 @@ def create_rubric(body: wire.RubricCreate, session: SessionDep, key: AdminKey):
         description=body.description,
         criteria=spec["criteria"],
         prompts=spec["prompts"],
+        penalty=spec.get("penalty"),
         created_by=key.id,
         source="api",
     )
