@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -76,6 +77,14 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=500)
 
 
+def freeze_startup_heap() -> None:
+    """Move everything allocated at start-up (litellm's price tables, the plugins) out of
+    the garbage collector's reach: full collections then stop scanning millions of
+    long-lived objects, which otherwise stalled requests for ~0.3 s every few batches."""
+    gc.collect()
+    gc.freeze()
+
+
 def create_app(
     settings: Settings,
     *,
@@ -88,6 +97,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
+        freeze_startup_heap()
         resume = getattr(app.state.dispatcher, "resume_unfinished", None)
         if resume is not None:
             resumed = resume()

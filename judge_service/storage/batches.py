@@ -46,7 +46,7 @@ def create_batch(
     session.add(batch)
     session.flush()
     session.execute(  # one executemany: ORM objects cost ~10x more for big batches
-        insert(SampleRow),
+        insert(SampleRow.__table__),
         [
             {
                 "batch_id": batch_id,
@@ -90,6 +90,22 @@ def sample_keys(*, session: Session, batch_id: str) -> list[Any]:
             .order_by(SampleRow.position)
         ).all()
     )
+
+
+def may_need_review(
+    *, session: Session, batch_id: str, hack_score: float, agreement: float
+) -> bool:
+    """True when some result reaches ``hack_score`` or falls under ``agreement`` (a cheap
+    pre-check before the review policy reads the whole batch back)."""
+    query = (
+        select(ResultRow.id)
+        .where(
+            ResultRow.batch_id == batch_id,
+            (ResultRow.hack_score >= hack_score) | (ResultRow.agreement < agreement),
+        )
+        .limit(1)
+    )
+    return session.scalar(query) is not None
 
 
 def count_results(*, session: Session, batch_id: str) -> int:

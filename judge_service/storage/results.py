@@ -98,9 +98,9 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
             for finding in item.outcome.findings
         )
     if verdicts:
-        session.execute(insert(VerdictRow), verdicts)
+        session.execute(insert(VerdictRow.__table__), verdicts)  # Core: no ORM bulk overhead
     if findings:
-        session.execute(insert(FindingRow), findings)
+        session.execute(insert(FindingRow.__table__), findings)
     return len(new_ids)
 
 

@@ -10,7 +10,7 @@ import logging
 
 from judge_service.review.evidence import rollout_evidence
 from judge_service.review.queue_policy import QueuePolicy, select
-from judge_service.storage import review
+from judge_service.storage import batches, review
 from judge_service.storage.db import session_scope
 from judge_service.storage.rollouts import batch_rollouts
 
@@ -19,12 +19,18 @@ log = logging.getLogger(__name__)
 
 def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | None = None) -> int:
     """Queue the batch's review items; returns how many were new."""
+    policy = policy or QueuePolicy()
     try:
         with session_scope(database_url) as session:
+            if not batches.may_need_review(
+                session=session,
+                batch_id=batch_id,
+                hack_score=policy.uncertain,
+                agreement=policy.disagreement,
+            ):
+                return 0  # a clean batch: skip reading every rollout back
             rollouts = batch_rollouts(session=session, batch_id=batch_id)
-            candidates = select(
-                [(i, r.outcome) for i, r in enumerate(rollouts)], policy or QueuePolicy()
-            )
+            candidates = select([(i, r.outcome) for i, r in enumerate(rollouts)], policy)
             added = 0
             for candidate in candidates:
                 rollout = rollouts[candidate.position]
