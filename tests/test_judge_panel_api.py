@@ -153,3 +153,25 @@ def test_local_smollm2_judge_scores_with_nothing_configured(tmp_path: Path):
             assert verdict["error"] is None and isinstance(verdict["rationale"], str)
     finally:
         server.kill()
+
+
+def test_relative_judge_scores_a_group_together_in_both_orders(client, keys, fake_openai):
+    """A GRPO group goes to a relative judge as one call in order and one reversed."""
+    fake_openai.configure("relative-judge", scores=[0.9, 0.5, 0.1])
+    group = [
+        {
+            "id": f"g{i}",
+            "group_id": "prompt-1",
+            "prompt": "Summarise the memo.",
+            "completion": f"Summary number {i} {uuid.uuid4()}",
+        }
+        for i in range(3)
+    ]
+    relative = judge(fake_openai, "relative-judge", relative=True)
+    body = score(client, keys, [relative], samples=group)
+    assert fake_openai.requests["relative-judge"] == 2  # not one call per sample
+    rewards = [r["reward"] for r in body["results"]]
+    # The fake answers 0.9, 0.5, 0.1 by position both times, so averaging the two orders
+    # cancels its position bias: every response gets the same score.
+    assert rewards == pytest.approx([0.5, 0.5, 0.5])
+    assert all(r["valid"] for r in body["results"])
