@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from judge_service import wire
+from judge_service import wire_review
 from judge_service.errors import Conflict, NotFound, ValidationFailed
 from judge_service.review.decisions import DecisionError, next_criteria
 from judge_service.storage import audit, labels, review, rubrics
@@ -17,8 +17,8 @@ from judge_service.storage.rollouts import find_sample
 from judge_service.storage.tables import ApiKeyRow, SampleRow
 
 
-def to_wire(row: ReviewItemRow) -> wire.ReviewItem:
-    return wire.ReviewItem.model_validate(
+def to_wire(row: ReviewItemRow) -> wire_review.ReviewItem:
+    return wire_review.ReviewItem.model_validate(
         {
             **{c: getattr(row, c) for c in ("id", "kind", "status", "rubric", "run_id")},
             **{c: getattr(row, c) for c in ("batch_id", "sample_id", "payload", "evidence")},
@@ -41,7 +41,7 @@ def get_item(*, session: Session, item_id: int) -> ReviewItemRow:
     return row
 
 
-def _check(item: ReviewItemRow, body: wire.DecisionRequest) -> None:
+def _check(item: ReviewItemRow, body: wire_review.DecisionRequest) -> None:
     if item.status != review.PENDING:
         raise Conflict(
             f"review item {item.id} was already decided ({item.status} by {item.decided_by})",
@@ -57,7 +57,7 @@ def _check(item: ReviewItemRow, body: wire.DecisionRequest) -> None:
 
 
 def _approve_rubric_item(
-    session: Session, item: ReviewItemRow, body: wire.DecisionRequest, key: ApiKeyRow
+    session: Session, item: ReviewItemRow, body: wire_review.DecisionRequest, key: ApiKeyRow
 ) -> str:
     """Write the next version of the item's rubric: the active criteria plus this one."""
     active = rubrics.get_version(session=session, name=item.rubric or "")
@@ -86,7 +86,7 @@ def _approve_rubric_item(
 
 
 def _record_hack(
-    session: Session, item: ReviewItemRow, body: wire.DecisionRequest, key: ApiKeyRow
+    session: Session, item: ReviewItemRow, body: wire_review.DecisionRequest, key: ApiKeyRow
 ) -> int:
     """A hack_finding decision: a confirmed hack joins the corpus; a rejection is a negative."""
     sample = session.get(SampleRow, item.sample_pk) if item.sample_pk is not None else None
@@ -106,8 +106,8 @@ def _record_hack(
 
 
 def decide(
-    *, session: Session, item_id: int, body: wire.DecisionRequest, key: ApiKeyRow
-) -> wire.DecisionResult:
+    *, session: Session, item_id: int, body: wire_review.DecisionRequest, key: ApiKeyRow
+) -> wire_review.DecisionResult:
     """Apply a reviewer's decision and commit it with its effect and its audit entry."""
     item = get_item(session=session, item_id=item_id)
     _check(item, body)
@@ -153,7 +153,7 @@ def decide(
     )
     session.commit()
     session.expire_all()
-    return wire.DecisionResult(
+    return wire_review.DecisionResult(
         item=to_wire(get_item(session=session, item_id=item_id)),
         decision=body.decision,
         rubric=ref,
@@ -161,7 +161,9 @@ def decide(
     )
 
 
-def label(*, session: Session, body: wire.LabelRequest, key: ApiKeyRow) -> wire.LabelOut:
+def label(
+    *, session: Session, body: wire_review.LabelRequest, key: ApiKeyRow
+) -> wire_review.LabelOut:
     """Record a reviewer's good/bad label of a scored rollout (replacing their earlier one)."""
     sample = find_sample(session=session, batch_id=body.batch_id, sample_id=body.sample_id)
     if sample is None:
@@ -180,7 +182,7 @@ def label(*, session: Session, body: wire.LabelRequest, key: ApiKeyRow) -> wire.
         detail={"label": body.label},
     )
     session.commit()
-    return wire.LabelOut(
+    return wire_review.LabelOut(
         batch_id=row.batch_id,
         sample_id=row.sample_id,
         label=row.label,  # type: ignore[arg-type]

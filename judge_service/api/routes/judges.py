@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from judge_service import wire
+from judge_service import wire_review
 from judge_service.api.deps import AnyKey, SessionDep
 from judge_service.api.routes.rewards import ERRORS
 from judge_service.review import agreement
@@ -15,9 +15,9 @@ from judge_service.storage.labels import CONSENSUS, labeled_scores
 router = APIRouter(prefix="/v1", tags=["judges"])
 
 
-def _out(figures: agreement.JudgeFigures) -> wire.JudgeAgreement:
+def _out(figures: agreement.JudgeFigures) -> wire_review.JudgeAgreement:
     calibration = figures.calibration
-    return wire.JudgeAgreement(
+    return wire_review.JudgeAgreement(
         judge=figures.judge,
         labels=figures.labels,
         good=figures.good,
@@ -25,11 +25,13 @@ def _out(figures: agreement.JudgeFigures) -> wire.JudgeAgreement:
         cohen_kappa=figures.cohen_kappa,
         spearman_rho=figures.spearman_rho,
         spearman_p=figures.spearman_p,
-        calibration=wire.Calibration(x=calibration[0], y=calibration[1]) if calibration else None,
+        calibration=wire_review.Calibration(x=calibration[0], y=calibration[1])
+        if calibration
+        else None,
     )
 
 
-@router.get("/judges/agreement", response_model=wire.AgreementResponse, responses=ERRORS)
+@router.get("/judges/agreement", response_model=wire_review.AgreementResponse, responses=ERRORS)
 def judge_agreement(
     session: SessionDep,
     key: AnyKey,
@@ -44,7 +46,7 @@ def judge_agreement(
     figures = agreement.by_judge(((p.judge, p.score, p.good) for p in pairs), threshold=threshold)
     judges = [_out(f) for f in figures if f.judge != CONSENSUS]
     consensus = next((_out(f) for f in figures if f.judge == CONSENSUS), None)
-    return wire.AgreementResponse(
+    return wire_review.AgreementResponse(
         threshold=threshold,
         min_labels_for_calibration=agreement.MIN_LABELS_FOR_CALIBRATION,
         judges=judges,

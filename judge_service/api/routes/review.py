@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from judge_service import wire
+from judge_service import wire_review
 from judge_service.api import reviewing
 from judge_service.api.deps import AnyKey, ReviewerKey, SessionDep
 from judge_service.api.routes.rewards import ERRORS
@@ -15,12 +15,12 @@ from judge_service.storage import review
 router = APIRouter(prefix="/v1", tags=["review"])
 
 
-@router.get("/review", response_model=wire.ReviewList, responses=ERRORS)
+@router.get("/review", response_model=wire_review.ReviewList, responses=ERRORS)
 def list_review_items(
     session: SessionDep,
     key: AnyKey,
-    status: Annotated[wire.ReviewStatus | Literal["any"], Query()] = "pending",
-    kind: wire.ReviewKind | None = None,
+    status: Annotated[wire_review.ReviewStatus | Literal["any"], Query()] = "pending",
+    kind: wire_review.ReviewKind | None = None,
     rubric: str | None = None,
     run_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
@@ -36,18 +36,20 @@ def list_review_items(
         limit=limit,
         offset=offset,
     )
-    return wire.ReviewList(items=[reviewing.to_wire(r) for r in rows])
+    return wire_review.ReviewList(items=[reviewing.to_wire(r) for r in rows])
 
 
-@router.get("/review/{item_id}", response_model=wire.ReviewItem, responses=ERRORS)
+@router.get("/review/{item_id}", response_model=wire_review.ReviewItem, responses=ERRORS)
 def get_review_item(item_id: int, session: SessionDep, key: AnyKey):
     """One item with its decision history."""
     return reviewing.to_wire(reviewing.get_item(session=session, item_id=item_id))
 
 
-@router.post("/review/{item_id}/decision", response_model=wire.DecisionResult, responses=ERRORS)
+@router.post(
+    "/review/{item_id}/decision", response_model=wire_review.DecisionResult, responses=ERRORS
+)
 def decide_review_item(
-    item_id: int, body: wire.DecisionRequest, session: SessionDep, key: ReviewerKey
+    item_id: int, body: wire_review.DecisionRequest, session: SessionDep, key: ReviewerKey
 ):
     """Approve, edit (approve with changes) or reject. Approving a rubric item writes the
     rubric's next version; a hack finding joins the known-hack corpus (a rejection becomes
@@ -55,7 +57,7 @@ def decide_review_item(
     return reviewing.decide(session=session, item_id=item_id, body=body, key=key)
 
 
-@router.post("/labels", response_model=wire.LabelOut, status_code=201, responses=ERRORS)
-def label_rollout(body: wire.LabelRequest, session: SessionDep, key: ReviewerKey):
+@router.post("/labels", response_model=wire_review.LabelOut, status_code=201, responses=ERRORS)
+def label_rollout(body: wire_review.LabelRequest, session: SessionDep, key: ReviewerKey):
     """A reviewer's good/bad label of a scored rollout; labelling again replaces it."""
     return reviewing.label(session=session, body=body, key=key)

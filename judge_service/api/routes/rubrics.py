@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from judge_service import wire
+from judge_service import wire, wire_review
 from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, SessionDep
 from judge_service.api.routes.rewards import ERRORS
 from judge_service.errors import Conflict, NotFound, Unavailable, ValidationFailed
@@ -20,15 +20,15 @@ from judge_service.worker.mining_task import MINE_TASK
 router = APIRouter(prefix="/v1", tags=["rubrics"])
 
 
-def rubric_out(row: RubricVersionRow, active: int | None) -> wire.RubricOut:
-    return wire.RubricOut(
+def rubric_out(row: RubricVersionRow, active: int | None) -> wire_review.RubricOut:
+    return wire_review.RubricOut(
         name=row.name,
         version=row.version,
         ref=row.ref,
         active=row.version == active,
         status=row.status,
         description=row.description,
-        criteria=[wire.CriterionOut.model_validate(c) for c in row.criteria],
+        criteria=[wire_review.CriterionOut.model_validate(c) for c in row.criteria],
         prompts=row.prompts or {},
         penalty=row.penalty,
         created_at=row.created_at,
@@ -37,8 +37,8 @@ def rubric_out(row: RubricVersionRow, active: int | None) -> wire.RubricOut:
     )
 
 
-def job_out(row: MiningJobRow) -> wire.MiningJob:
-    return wire.MiningJob.model_validate(
+def job_out(row: MiningJobRow) -> wire_review.MiningJob:
+    return wire_review.MiningJob.model_validate(
         {
             **{c: getattr(row, c) for c in ("id", "rubric", "run_id", "status", "max_items")},
             **{c: getattr(row, c) for c in ("created_at", "finished_at", "error")},
@@ -54,8 +54,8 @@ def _active(session: SessionDep, name: str) -> RubricVersionRow:
     return row
 
 
-@router.post("/rubrics", response_model=wire.RubricOut, status_code=201, responses=ERRORS)
-def create_rubric(body: wire.RubricCreate, session: SessionDep, key: AdminKey):
+@router.post("/rubrics", response_model=wire_review.RubricOut, status_code=201, responses=ERRORS)
+def create_rubric(body: wire_review.RubricCreate, session: SessionDep, key: AdminKey):
     """Version 1 of a new rubric, approved and active at once; 409 if the name exists."""
     if rubrics.exists(session=session, name=body.name):
         raise Conflict(
@@ -81,18 +81,18 @@ def create_rubric(body: wire.RubricCreate, session: SessionDep, key: AdminKey):
     return rubric_out(row, row.version)
 
 
-@router.get("/rubrics", response_model=wire.RubricList, responses=ERRORS)
+@router.get("/rubrics", response_model=wire_review.RubricList, responses=ERRORS)
 def list_rubrics(session: SessionDep, key: AnyKey):
     """Every rubric with its active version."""
-    return wire.RubricList(
+    return wire_review.RubricList(
         rubrics=[
-            wire.RubricSummary(ref=f"{s.name}@{s.version}", **s.__dict__)
+            wire_review.RubricSummary(ref=f"{s.name}@{s.version}", **s.__dict__)
             for s in rubrics.list_rubrics(session=session)
         ]
     )
 
 
-@router.get("/rubrics/{name}", response_model=wire.RubricOut, responses=ERRORS)
+@router.get("/rubrics/{name}", response_model=wire_review.RubricOut, responses=ERRORS)
 def get_rubric(
     name: str,
     session: SessionDep,
@@ -114,12 +114,12 @@ def get_rubric(
     return rubric_out(row, active.version)
 
 
-@router.get("/rubrics/{name}/versions", response_model=wire.RubricVersions, responses=ERRORS)
+@router.get("/rubrics/{name}/versions", response_model=wire_review.RubricVersions, responses=ERRORS)
 def list_versions(name: str, session: SessionDep, key: AnyKey):
     """Every version of a rubric, oldest first."""
     active = _active(session, name)
     rows = rubrics.list_versions(session=session, name=name)
-    return wire.RubricVersions(versions=[rubric_out(r, active.version) for r in rows])
+    return wire_review.RubricVersions(versions=[rubric_out(r, active.version) for r in rows])
 
 
 def _model_spec(model: wire.JudgeSpec | None) -> dict | None:
@@ -138,12 +138,16 @@ def _model_spec(model: wire.JudgeSpec | None) -> dict | None:
 
 @router.post(
     "/rubrics/{name}/mine",
-    response_model=wire.MiningJob,
+    response_model=wire_review.MiningJob,
     status_code=202,
     responses=ERRORS,
 )
 def mine_rubric(
-    name: str, body: wire.MineRequest, request: Request, session: SessionDep, key: ReviewerKey
+    name: str,
+    body: wire_review.MineRequest,
+    request: Request,
+    session: SessionDep,
+    key: ReviewerKey,
 ):
     """Queue mining of a run for new items of this rubric; they land in the review queue."""
     _active(session, name)
@@ -174,7 +178,7 @@ def mine_rubric(
     return JSONResponse(job_out(job).model_dump(mode="json"), status_code=202)
 
 
-@router.get("/rubrics/{name}/mine/{job_id}", response_model=wire.MiningJob, responses=ERRORS)
+@router.get("/rubrics/{name}/mine/{job_id}", response_model=wire_review.MiningJob, responses=ERRORS)
 def get_mining_job(name: str, job_id: str, session: SessionDep, key: AnyKey):
     """A mining job: ``queued``, ``running``, ``done`` (with the items it queued) or ``failed``."""
     job = mining.get_job(session=session, job_id=job_id)

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
-from judge_service import wire
+from judge_service import wire_review
 from judge_service.api import reviewing
 from judge_service.api.deps import SessionDep, presented_key
 from judge_service.api.web.session import COOKIE, LIFETIME_S, csrf_token, issue, lookup_key
@@ -157,7 +157,7 @@ def decide_from_page(
 ) -> RedirectResponse:
     try:
         key = _guard(request, session, form)
-        body = wire.DecisionRequest.model_validate(
+        body = wire_review.DecisionRequest.model_validate(
             {
                 "decision": form.get("decision"),
                 "text": form.get("text") or None,
@@ -185,7 +185,7 @@ def decide_from_page(
 def label_from_page(request: Request, session: SessionDep, form: FormDep) -> RedirectResponse:
     try:
         key = _guard(request, session, form)
-        body = wire.LabelRequest.model_validate(
+        body = wire_review.LabelRequest.model_validate(
             {k: form.get(k) for k in ("batch_id", "sample_id", "label")}
         )
         reviewing.label(session=session, body=body, key=key)
