@@ -179,7 +179,7 @@ def test_weights_and_aggregator_are_honoured(client, keys):
 
 def test_metrics_count_scored_samples(client, keys):
     def scored_valid() -> float:
-        text = client.get("/metrics").text
+        text = client.get("/metrics", headers=keys["reviewer"]).text
         line = next(
             (
                 x
@@ -193,7 +193,10 @@ def test_metrics_count_scored_samples(client, keys):
     before = scored_valid()
     post(client, keys["trainer"], samples=[sample("a", "4"), sample("b", "5")])
     assert scored_valid() == before + 2
-    assert "judge_service_batch_seconds_count" in client.get("/metrics").text
+    assert client.get("/metrics").status_code == 401
+    assert (
+        "judge_service_batch_seconds_count" in client.get("/metrics", headers=keys["reviewer"]).text
+    )
 
 
 def test_run_id_and_step_are_kept(client, keys):

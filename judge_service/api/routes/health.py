@@ -8,6 +8,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
+from judge_service.api.deps import AnyKey
 from judge_service.storage.db import get_engine, schema_is_current
 
 router = APIRouter(tags=["health"])
@@ -33,8 +34,12 @@ def _database_ready(url: str) -> str:
 
 
 @router.get("/metrics", response_class=PlainTextResponse)
-async def prometheus_metrics() -> PlainTextResponse:
-    """Prometheus metrics of this process (batches, samples by outcome, judge verdicts)."""
+async def prometheus_metrics(key: AnyKey) -> PlainTextResponse:
+    """Prometheus metrics of this process (batches, samples by outcome, judge verdicts).
+
+    Like every endpoint but health and docs it needs a key (Prometheus sends one with
+    ``authorization: {credentials: ...}`` in its scrape config).
+    """
     return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
