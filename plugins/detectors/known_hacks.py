@@ -25,22 +25,31 @@ class KnownHackDetector:
 
     def __init__(self, *, threshold: float = 0.85) -> None:
         self.threshold = threshold
-        self._fitted: tuple[str, Any, Any] | None = None
+        self._source: Sequence[str] | None = None  # the Evidence corpus last indexed
+        self._fitted: tuple[str, list[str], Any, Any] | None = None
 
-    def _index(self, corpus: Sequence[str]) -> tuple[Any, Any]:
-        digest = hashlib.sha256("\x00".join(corpus).encode("utf-8", "replace")).hexdigest()
-        if self._fitted is None or self._fitted[0] != digest:
-            vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
-            matrix = vectorizer.fit_transform(corpus)
-            self._fitted = (digest, vectorizer, matrix)
-        return self._fitted[1], self._fitted[2]
+    def _index(self, known: Sequence[str]) -> tuple[list[str], Any, Any] | None:
+        """The fitted corpus. A batch hands every sample the same corpus object, so it is
+        hashed and fitted once per batch (and refitted only when its content changes)."""
+        if self._fitted is None or known is not self._source:
+            corpus = [text for text in known if text.strip()]
+            digest = hashlib.sha256("\x00".join(corpus).encode("utf-8", "replace")).hexdigest()
+            if self._fitted is None or self._fitted[0] != digest:
+                vectorizer = TfidfVectorizer(
+                    analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True
+                )
+                matrix = vectorizer.fit_transform(corpus) if corpus else None
+                self._fitted = (digest, corpus, vectorizer, matrix)
+            self._source = known
+        _, corpus, vectorizer, matrix = self._fitted
+        return (corpus, vectorizer, matrix) if corpus else None
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
-        corpus = [text for text in evidence.known_hacks if text.strip()]
         text = sample.transcript()
-        if not corpus or not text.strip():
+        index = self._index(evidence.known_hacks) if text.strip() else None
+        if index is None:
             return []
-        vectorizer, matrix = self._index(corpus)
+        corpus, vectorizer, matrix = index
         similarities = linear_kernel(vectorizer.transform([text]), matrix)[0]
         best = int(similarities.argmax())
         score = float(similarities[best])

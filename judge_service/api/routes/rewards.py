@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -45,7 +45,7 @@ def _settle(url: str, batch_id: str) -> bool:
     return expire_batch(batch_id, database_url=url) if overdue else False
 
 
-async def _wait(url: str, batch_id: str, dispatcher: object = None) -> None:
+async def _wait(url: str, batch_id: str, deadline_at: datetime, dispatcher: object) -> None:
     """Wait until the batch is done; the deadline (plus grace) bounds the wait.
 
     The embedded executor signals the moment a batch is done; a Celery batch is
@@ -57,19 +57,12 @@ async def _wait(url: str, batch_id: str, dispatcher: object = None) -> None:
         async def is_done() -> bool:
             return await run_in_threadpool(_settle, url, batch_id)
 
-        await wait_done(batch_id, await run_in_threadpool(_left_s, url, batch_id), is_done)
+        left_s = max(0.0, (deadline_at + DEADLINE_GRACE - utcnow()).total_seconds())
+        await wait_done(batch_id, left_s, is_done)
     delay = 0.005
     while not await run_in_threadpool(_settle, url, batch_id):
         await asyncio.sleep(delay)
         delay = min(delay * 1.5, 0.05)
-
-
-def _left_s(url: str, batch_id: str) -> float:
-    with session_scope(url) as session:
-        batch = batches.get_batch(session=session, batch_id=batch_id)
-        if batch is None:
-            return 0.0
-        return max(0.0, (batch.deadline_at + DEADLINE_GRACE - utcnow()).total_seconds())
 
 
 async def submit_and_wait(body: wire.RewardRequest, *, state, key) -> wire.RewardResponse:
@@ -81,14 +74,14 @@ async def submit_and_wait(body: wire.RewardRequest, *, state, key) -> wire.Rewar
         batching.resolve_plan, body, settings=settings, registry=state.registry
     )
 
-    def store() -> tuple[str, bool]:
+    def store() -> tuple[str, datetime, bool]:
         with session_scope(settings.database_url) as session:
             batch, created = batching.store_batch(
                 body, session=session, plan=plan, settings=settings, key=key
             )
-            return batch.id, created
+            return batch.id, batch.deadline_at, created
 
-    batch_id, created = await run_in_threadpool(store)
+    batch_id, deadline_at, created = await run_in_threadpool(store)
     if created:
         metrics.BATCHES_ACCEPTED.inc()
         try:
@@ -98,7 +91,7 @@ async def submit_and_wait(body: wire.RewardRequest, *, state, key) -> wire.Rewar
                 batching.discard_batch(session=session, batch_id=batch_id)
             raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
     if body.wait:
-        await _wait(settings.database_url, batch_id, state.dispatcher)
+        await _wait(settings.database_url, batch_id, deadline_at, state.dispatcher)
     return await run_in_threadpool(_read, settings.database_url, batch_id)
 
 
