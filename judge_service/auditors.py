@@ -52,11 +52,7 @@ def resolve_detectors(
 
 def hindsight_models(requested: list[Any] | None, *, settings: Settings) -> list[dict] | None:
     """The hindsight detector's own models, or None when it is off."""
-    specs = requested or (
-        [s.strip() for s in settings.hindsight_judges.split(",") if s.strip()]
-        if settings.hindsight_judges
-        else None
-    )
+    specs = requested or settings.hindsight_specs()
     if not specs:
         return None
     return [s if isinstance(s, dict) else {"name": s} for s in specs]

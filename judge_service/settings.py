@@ -114,6 +114,10 @@ class Settings(BaseSettings):
         names = [name.strip() for name in self.detectors.split(",") if name.strip()]
         return [] if names == ["none"] else names
 
+    def hindsight_specs(self) -> list[str]:
+        """The hindsight detector's own models (empty: it is off)."""
+        return [s.strip() for s in (self.hindsight_judges or "").split(",") if s.strip()]
+
     def default_judge_specs(self) -> list[Any] | None:
         """The default panel as a list of specs, or None for the local model.
 

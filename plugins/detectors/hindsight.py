@@ -51,8 +51,7 @@ class HindsightDetector:
     @classmethod
     def from_settings(cls, settings: Any) -> HindsightDetector:
         """Built from ``JS_HINDSIGHT_JUDGES`` (the offline ``audit`` command uses this)."""
-        names = [s.strip() for s in (settings.hindsight_judges or "").split(",") if s.strip()]
-        return cls(models=names, min_reward=settings.hindsight_min_reward)
+        return cls(models=settings.hindsight_specs(), min_reward=settings.hindsight_min_reward)
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         """Synchronous entry point (the CLI's offline audit); the worker awaits ``adetect``."""
