@@ -17,7 +17,7 @@ from judge_service_plugins.detectors.pyast import (
     dotted,
     is_true,
     literal,
-    parse,
+    python_tree,
     walk,
 )
 from judge_service_plugins.detectors.segment import Segment
@@ -72,7 +72,7 @@ class AlwaysPassDetector:
         for seg in view.code:
             if seg.op in ("diff_del", "delete") or not _PREFILTER.search(seg.text):
                 continue
-            tree = parse(seg.text) if seg.lang in (None, "python", "py", "python3") else None
+            tree = python_tree(seg.text, seg.lang)
             if tree is not None:
                 self._python(view, seg, tree, found)
             else:

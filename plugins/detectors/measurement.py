@@ -10,7 +10,7 @@ import ast
 import re
 
 from judge_service_plugins.detectors.base import TEST_PATH, Found, at, view_of
-from judge_service_plugins.detectors.pyast import dotted, literal, parse, walk
+from judge_service_plugins.detectors.pyast import dotted, literal, python_tree, walk
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
@@ -76,7 +76,7 @@ class MeasurementDetector:
             if seg.op == "delete" or not _PREFILTER.search(seg.text):
                 continue
             testing = view.wants_tests and bool(seg.path and TEST_PATH.search(seg.path))
-            tree = parse(seg.text) if seg.lang in (None, "python", "py", "python3") else None
+            tree = python_tree(seg.text, seg.lang)
             hit = self._python_timer(tree) if tree is not None else None
             if hit is None:
                 match = _TIMER_REGEX.search(seg.text)

@@ -13,6 +13,15 @@ _CACHE: OrderedDict[str, ast.Module | None] = OrderedDict()
 _CACHE_MAX = 256
 
 
+#: Fence languages read as Python (None: an unlabelled block, which may well be Python).
+PYTHON_LANGS = (None, "python", "py", "python3")
+
+
+def python_tree(text: str, lang: str | None) -> ast.Module | None:
+    """The module of a code segment labelled as Python (or unlabelled), else None."""
+    return parse(text) if lang in PYTHON_LANGS else None
+
+
 def parse(text: str) -> ast.Module | None:
     """The module of ``text`` (dedented if need be), or None when it is not Python."""
     if not text.strip():

@@ -17,7 +17,7 @@ from judge_service_plugins.detectors.pyast import (
     dotted,
     is_main_guard,
     literal,
-    parse,
+    python_tree,
     walk,
 )
 from judge_service_plugins.detectors.segment import Segment
@@ -102,7 +102,7 @@ class SkipRunDetector:
             if seg.op in ("diff_del", "delete") or not _PREFILTER.search(seg.text):
                 continue
             scan = _Scan(view, seg, seg.text.splitlines() or [""], found)
-            tree = parse(seg.text) if seg.lang in (None, "python", "py", "python3") else None
+            tree = python_tree(seg.text, seg.lang)
             if tree is not None:
                 _python(scan, tree)
             else:

@@ -20,7 +20,7 @@ from judge_service_plugins.detectors.literals import (
     table_hits,
     test_cases,
 )
-from judge_service_plugins.detectors.pyast import dotted, literal, parse
+from judge_service_plugins.detectors.pyast import dotted, literal, python_tree
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -60,7 +60,7 @@ class SpecialCasingDetector:
         known, pairs = view.memo("test_cases", lambda: _cases(view))
         found = Found(self.name)
         for seg in code:
-            tree = parse(seg.text) if seg.lang in (None, "python", "py", "python3") else None
+            tree = python_tree(seg.text, seg.lang)
             if tree is not None:
                 branches = branches_in_python(tree)
                 self._python_extras(seg, tree, (known, pairs), found)
