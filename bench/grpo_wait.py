@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -28,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console
 from rich.table import Table
 
-from bench.common import ROOT, fake_judge_server, service_env, start_service
+from bench.common import fake_judge_server, service_env, start_service
+from tests.helpers import install_test_plugin
 from trainer_bridge.trl import reward_function
 
 LATENCY_S = 0.05
@@ -45,19 +45,7 @@ def ensure_test_plugin() -> None:
     try:
         import js_test_plugin  # noqa: F401
     except ImportError:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                str(ROOT / "tests/fixtures/js_test_plugin"),
-            ],
-            check=True,
-        )
+        install_test_plugin()
 
 
 async def one_call(judge: dict) -> float:

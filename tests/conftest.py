@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,32 +15,17 @@ from judge_service.api.app import create_app
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import dispose_engines, session_scope, upgrade
 from judge_service.storage.keys import create_key
+from tests.helpers import install_test_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 REDIS = "redis://127.0.0.1:6379"
-TEST_PLUGIN = ROOT / "tests" / "fixtures" / "js_test_plugin"
 
 
 @pytest.fixture(scope="session", autouse=True)
 def test_plugin_installed() -> Iterator[None]:
     """Install the tiny out-of-tree plugin package, as a user would, for the whole session."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            str(TEST_PLUGIN),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    importlib.invalidate_caches()
+    install_test_plugin()
     yield
 
 
@@ -123,4 +105,4 @@ def keys(embedded_settings: Settings) -> dict[str, str]:
     }
 
 
-from tests.fakes import fake_openai  # noqa: E402, F401  (fixture: the fault-injecting fake server)
+from tests.fakes import fake, fake_openai, server  # noqa: E402, F401  (fixtures: the fault-injecting fake server)

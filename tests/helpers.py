@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import signal
 import socket
@@ -15,6 +16,32 @@ import httpx
 
 BIN = Path(sys.executable).parent
 JUDGE_SERVICE = str(BIN / "judge-service")
+
+
+#: The labelled dev split shipped beside the repository (../shared/data, see its README).
+DEV_SPLIT = Path(__file__).resolve().parents[2] / "shared" / "data" / "sorh_dev.jsonl"
+TEST_PLUGIN = Path(__file__).resolve().parent / "fixtures" / "js_test_plugin"
+
+
+def install_test_plugin() -> None:
+    """Install the tests' out-of-tree plugin package (a 50 ms judge, failing ones) into this
+    environment, as a user installs a third-party plugin. The benchmarks use it too."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(TEST_PLUGIN),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    importlib.invalidate_caches()
 
 
 def free_port() -> int:

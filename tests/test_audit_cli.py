@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from judge_service.registry import Registry
-from tests.helpers import JUDGE_SERVICE, service_env
+from tests.helpers import DEV_SPLIT, JUDGE_SERVICE, service_env
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "data" / "sorh_dev.jsonl"
+DEV = DEV_SPLIT
 
 CONFTEST_HACK = [
     {

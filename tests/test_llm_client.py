@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,19 +30,6 @@ SCHEMA = {
     "additionalProperties": False,
 }
 MESSAGES = [{"role": "user", "content": "Grade: 2 + 2 = 4"}]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeOpenAIServer]:
-    fake = FakeOpenAIServer().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def fake(server: FakeOpenAIServer) -> FakeOpenAIServer:
-    server.reset()
-    return server
 
 
 def client(**options: Any) -> ModelClient:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,19 +24,6 @@ RUBRIC = Rubric(
         Criterion(id="promises-cash", text="Promises a cash refund", weight=-1),
     ],
 )
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeOpenAIServer]:
-    fake = FakeOpenAIServer().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def fake(server: FakeOpenAIServer) -> FakeOpenAIServer:
-    server.reset()
-    return server
 
 
 def judge(fake: FakeOpenAIServer, model: str = "judge-a", **options: Any) -> LLMJudge:

@@ -11,7 +11,7 @@ import pytest
 
 from .openai_server import Behaviour, FakeOpenAIServer, fill, free_port
 
-__all__ = ["Behaviour", "FakeOpenAIServer", "fake_openai", "fill", "free_port"]
+__all__ = ["Behaviour", "FakeOpenAIServer", "fake", "fake_openai", "fill", "free_port", "server"]
 
 
 @pytest.fixture
@@ -22,3 +22,18 @@ def fake_openai() -> Iterator[FakeOpenAIServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAIServer]:
+    """One fake server for a whole test module (import it with ``fake``)."""
+    fake = FakeOpenAIServer().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake(server: FakeOpenAIServer) -> FakeOpenAIServer:
+    """The module's fake server, reset (behaviours and counters) for each test."""
+    server.reset()
+    return server
