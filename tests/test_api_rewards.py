@@ -204,3 +204,67 @@ def test_run_id_and_step_are_kept(client, keys):
     assert (body["run_id"], body["step"]) == ("grpo-1", 7)
     again = client.get(f"/v1/rewards/{body['batch_id']}", headers=keys["reviewer"]).json()
     assert again["results"] == body["results"]
+
+
+def test_answer_from_the_executor_equals_a_later_read_of_the_batch(client, keys):
+    """With ``wait`` the embedded executor answers from the outcomes it committed; a
+    later GET reads the same batch from the database and must give the same JSON."""
+    response = client.post(
+        "/v1/rewards",
+        headers=keys["trainer"],
+        json={
+            "samples": [
+                sample("right", "The answer is 4", group="g"),
+                sample("wrong", "5", group="g"),
+                sample("blank", "  ", group="g"),
+                sample("odd", "4 \u202e🚀", reference="4"),
+            ],
+            "judges": ["reference_match", "always_fails"],
+            "run_id": "same-answer",
+            "step": 7,
+        },
+    )
+    assert response.status_code == 200, response.text
+    answered = response.json()
+    assert answered["status"] == "done" and answered["step"] == 7
+    assert [r["failure_kind"] for r in answered["results"]] == [None, None, "bad_sample", None]
+    assert answered["groups"]["g"]["has_advantage"] is True
+    read_back = client.get(f"/v1/rewards/{answered['batch_id']}", headers=keys["trainer"])
+    assert read_back.status_code == 200
+    assert read_back.json() == answered
+
+
+def test_a_batch_that_is_not_stored_is_not_scored_into_the_database(embedded_settings):
+    """The executor may start before the API commits the samples; if the commit never
+    happens (a concurrent request with the same idempotency key won), nothing is written."""
+    from concurrent.futures import Future
+    from datetime import timedelta
+
+    from judge_service.domain import Sample
+    from judge_service.registry import Registry
+    from judge_service.storage.db import session_scope
+    from judge_service.storage.tables import ResultRow
+    from judge_service.storage.types import utcnow
+    from judge_service.worker.tasks import BatchWork, score_prepared
+
+    rows: Future[dict[int, int]] = Future()
+    rows.set_exception(RuntimeError("another request stored this batch first"))
+    work = BatchWork(
+        batch_id="never-stored",
+        positions=[0],
+        samples=[Sample(id="a", prompt="2+2?", completion="4", reference="4")],
+        plan={"judges": [{"name": "reference_match"}], "aggregator": "mean"},
+        deadline_at=utcnow() + timedelta(seconds=30),
+        n_samples=1,
+        sample_rows=rows,
+    )
+    done: list[str] = []
+    status = score_prepared(
+        work,
+        settings=embedded_settings,
+        registry=Registry(),
+        on_done=lambda batch_id, _: done.append(batch_id),
+    )
+    assert status == "not_stored" and done == []
+    with session_scope(embedded_settings.database_url) as session:
+        assert session.query(ResultRow).count() == 0

@@ -8,7 +8,7 @@ from judge_service.domain import Finding, Outcome, Verdict
 from judge_service.storage import audit, batches
 from judge_service.storage.db import schema_is_current, session_scope
 from judge_service.storage.keys import create_key, find_key
-from judge_service.storage.results import ScoredSample, load_outcomes, save_results
+from judge_service.storage.results import ScoredSample, as_stored, load_outcomes, save_results
 from judge_service.storage.tables import ApiKeyRow, ResultRow, VerdictRow
 
 ODD = "nul\x00 lone\ud800 rtl\u202e emoji🚀"
@@ -75,6 +75,27 @@ def test_results_are_written_once_per_sample(database_url):
     assert [o.reward for _, o in outcomes] == [0.5, 0.5, 0.9]
     assert outcomes[0][1].judges[0].rationale.startswith("nul")
     assert outcomes[0][1].findings[0].severity == "low"
+
+
+def test_an_outcome_as_stored_is_what_reading_it_back_gives(database_url):
+    """The embedded executor answers from memory: that answer must equal a later read."""
+    batch_id, pks = _batch(database_url, n=2)
+    long_reason = "why " * 3000  # over the 4,000-character column limit
+    outcomes = [
+        _outcome("s0", 0.25),
+        Outcome.masked("s1", "judge_failed", long_reason + ODD, [Verdict(judge="x", error=ODD)]),
+    ]
+    scored = [ScoredSample(pk, i, o) for i, (pk, o) in enumerate(zip(pks, outcomes, strict=True))]
+    with session_scope(database_url) as session:
+        save_results(session=session, batch_id=batch_id, scored=scored)
+    with session_scope(database_url) as session:
+        read = load_outcomes(
+            session=session, batch_id=batch_id, sample_ids={pk: f"s{i}" for i, pk in enumerate(pks)}
+        )
+    answered = [item.outcome for item in scored]
+    assert [o.model_dump() for _, o in read] == [o.model_dump() for o in answered]
+    assert "\x00" not in answered[0].judges[0].rationale and len(answered[1].failure_reason) == 4000
+    assert as_stored(answered[0]) is answered[0]  # clean text is not copied again
 
 
 def test_unscored_samples_shrink_as_results_land(database_url):

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import random
+import ssl
 import time
 import uuid
 from collections.abc import Sequence
@@ -39,6 +41,13 @@ class RewardTimeout(RewardError):
 
 class RewardConnectionError(RewardError):
     """The service could not be reached after every retry."""
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process: building one loads the CA bundle (~20 ms), and
+    httpx would build a new one for every client, that is for every ``score`` call."""
+    return httpx.create_ssl_context()
 
 
 def _service_error(response: httpx.Response) -> RewardServiceError:
@@ -102,6 +111,7 @@ class AsyncRewardClient:
             headers=self._headers(),
             limits=limits,
             timeout=None,
+            verify=_tls_context(),
             transport=self.transport,
         ) as http:
 

@@ -10,6 +10,8 @@ import hashlib
 import json
 import statistics
 import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -32,6 +34,7 @@ from judge_service.settings import Settings
 from judge_service.storage import audit, batches
 from judge_service.storage.results import load_outcomes
 from judge_service.storage.tables import ApiKeyRow, BatchRow
+from judge_service.storage.types import utcnow
 
 
 def request_hash(request: wire.RewardRequest) -> str:
@@ -94,6 +97,18 @@ def resolve_plan(
     return plan
 
 
+def batch_timeout_s(request: wire.RewardRequest, *, settings: Settings) -> float:
+    """The batch's deadline, in seconds from its creation."""
+    return min(request.timeout_s or settings.default_timeout_s, settings.max_timeout_s)
+
+
+def idempotency_key_used(request: wire.RewardRequest, *, session: Session) -> bool:
+    """True when the request's idempotency key already names a batch."""
+    if not request.idempotency_key:
+        return False
+    return batches.find_by_idempotency_key(session=session, key=request.idempotency_key) is not None
+
+
 def store_batch(
     request: wire.RewardRequest,
     *,
@@ -101,27 +116,32 @@ def store_batch(
     plan: dict[str, Any],
     settings: Settings,
     key: ApiKeyRow,
+    prepared: PreparedBatch | None = None,
 ) -> tuple[BatchRow, bool]:
     """Commit the batch and its samples; returns ``(batch, created)``.
 
     With an ``idempotency_key`` already used for the same request, the existing
     batch comes back and nothing is written; used for another request, 409.
+    ``prepared`` fixes the id, creation time and sample payloads in advance, for
+    a batch whose scoring starts while it is being stored.
     """
     fingerprint = request_hash(request)
     if request.idempotency_key:
         existing = batches.find_by_idempotency_key(session=session, key=request.idempotency_key)
         if existing is not None:
             return _same_request(existing, fingerprint), False
-    timeout_s = min(request.timeout_s or settings.default_timeout_s, settings.max_timeout_s)
-    batch_id = uuid.uuid4().hex
+    prepared = prepared or PreparedBatch.of(request, settings=settings)
+    batch_id = prepared.batch_id
     try:
         batch = batches.create_batch(
             session=session,
             batch_id=batch_id,
-            samples=[s.model_dump(mode="json") for s in request.samples],
+            samples=prepared.payloads,
+            now=prepared.created_at,
+            status=prepared.status,
             plan=plan,
             request_hash=fingerprint,
-            timeout_s=timeout_s,
+            timeout_s=prepared.timeout_s,
             run_id=request.run_id,
             step=request.step,
             rubric_ref=rubric_ref(plan),
@@ -145,6 +165,33 @@ def store_batch(
             raise
         return _same_request(existing, fingerprint), False
     return batch, True
+
+
+@dataclass(frozen=True)
+class PreparedBatch:
+    """A batch's id, creation time, deadline and sample payloads, fixed before it is stored."""
+
+    batch_id: str
+    created_at: datetime
+    timeout_s: float
+    payloads: list[dict[str, Any]]
+    status: str = "queued"
+
+    @classmethod
+    def of(
+        cls, request: wire.RewardRequest, *, settings: Settings, status: str = "queued"
+    ) -> PreparedBatch:
+        return cls(
+            batch_id=uuid.uuid4().hex,
+            created_at=utcnow(),
+            timeout_s=batch_timeout_s(request, settings=settings),
+            payloads=[s.model_dump(mode="json") for s in request.samples],
+            status=status,
+        )
+
+    @property
+    def deadline_at(self) -> datetime:
+        return self.created_at + timedelta(seconds=self.timeout_s)
 
 
 def _same_request(existing: BatchRow, fingerprint: str) -> BatchRow:
@@ -189,25 +236,53 @@ def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse:
     batch = batches.get_batch(session=session, batch_id=batch_id)
     if batch is None:
         raise NotFound(f"no batch {batch_id!r}", detail={"batch_id": batch_id})
-    scored = batches.count_results(session=session, batch_id=batch_id)
-    response = wire.RewardResponse(
-        batch_id=batch.id,
-        status=batch.status,  # type: ignore[arg-type]
-        rubric=batch.rubric_ref,
-        run_id=batch.run_id,
-        step=batch.step,
-        progress=wire.Progress(scored=scored, total=batch.n_samples),
-    )
     if batch.status != "done":
-        return response
+        scored = batches.count_results(session=session, batch_id=batch_id)
+        return wire.RewardResponse(
+            batch_id=batch.id,
+            status=batch.status,  # type: ignore[arg-type]
+            rubric=batch.rubric_ref,
+            run_id=batch.run_id,
+            step=batch.step,
+            progress=wire.Progress(scored=scored, total=batch.n_samples),
+        )
     samples = batches.sample_keys(session=session, batch_id=batch_id)
     outcomes = load_outcomes(
         session=session, batch_id=batch_id, sample_ids={s.id: s.external_id for s in samples}
     )
-    usage = sum((o.usage for _, o in outcomes), CallUsage())
-    response.results = [
-        wire.SampleResult.model_validate(o, from_attributes=True) for _, o in outcomes
-    ]
-    response.groups = _groups(outcomes, {s.position: s.group_id for s in samples})
-    response.usage = wire.Usage.model_validate(usage.model_dump())
-    return response
+    return done_response(
+        batch_id=batch.id,
+        rubric=batch.rubric_ref,
+        run_id=batch.run_id,
+        step=batch.step,
+        outcomes=[o for _, o in outcomes],
+        group_ids=[s.group_id for s in samples],
+    )
+
+
+def done_response(
+    *,
+    batch_id: str,
+    rubric: str | None,
+    run_id: str | None,
+    step: int | None,
+    outcomes: list[Outcome],
+    group_ids: list[str | None],
+) -> wire.RewardResponse:
+    """A done batch's answer from its stored outcomes, in sample order.
+
+    Shared by the read-back and by the answer built from the worker's memory, so
+    both give the same bytes.
+    """
+    usage = sum((o.usage for o in outcomes), CallUsage())
+    return wire.RewardResponse(
+        batch_id=batch_id,
+        status="done",
+        rubric=rubric,
+        run_id=run_id,
+        step=step,
+        progress=wire.Progress(scored=len(outcomes), total=len(outcomes)),
+        results=[wire.SampleResult.model_validate(o, from_attributes=True) for o in outcomes],
+        groups=_groups(list(enumerate(outcomes)), dict(enumerate(group_ids))),
+        usage=wire.Usage.model_validate(usage.model_dump()),
+    )

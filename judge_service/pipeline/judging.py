@@ -87,7 +87,10 @@ async def run_judge(
     else:
         call = member.judge.score(sample, context)
     try:
-        score = await asyncio.wait_for(call, timeout=_remaining(context.deadline))
+        # asyncio.timeout rather than wait_for: wait_for wraps the call in one more task,
+        # a measurable cost with hundreds of samples per batch.
+        async with asyncio.timeout(_remaining(context.deadline)):
+            score = await call
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the judge boundary: any failure becomes the verdict's error
@@ -104,4 +107,6 @@ async def run_panel(
     groups: GroupScores | None = None,
 ) -> list[Verdict]:
     """All judges of the panel on one sample, concurrently, in panel order."""
+    if len(members) == 1:  # the common single-judge panel needs no gather (and no extra task)
+        return [await run_judge(members[0], sample, context, groups)]
     return list(await asyncio.gather(*(run_judge(m, sample, context, groups) for m in members)))

@@ -25,13 +25,19 @@ def create_batch(
     rubric_ref: str | None = None,
     idempotency_key: str | None = None,
     api_key_id: str | None = None,
+    now: datetime | None = None,
+    status: str = "queued",
 ) -> BatchRow:
-    """Insert a batch and all its samples (the caller commits before acknowledging)."""
-    now = utcnow()
+    """Insert a batch and all its samples (the caller commits before acknowledging).
+
+    ``status="running"`` is for a batch whose scoring starts as it is stored.
+    """
+    now = now or utcnow()
     batch = BatchRow(
         id=batch_id,
-        status="queued",
+        status=status,
         created_at=now,
+        started_at=now if status == "running" else None,
         deadline_at=now + timedelta(seconds=timeout_s),
         timeout_s=timeout_s,
         run_id=run_id,
@@ -79,6 +85,12 @@ def unscored_samples(*, session: Session, batch_id: str) -> list[Any]:
             .order_by(SampleRow.position)
         ).all()
     )
+
+
+def sample_rows(*, session: Session, batch_id: str) -> dict[int, int]:
+    """``{position: sample row id}`` of every sample of the batch."""
+    query = select(SampleRow.position, SampleRow.id).where(SampleRow.batch_id == batch_id)
+    return {position: row_id for position, row_id in session.execute(query)}
 
 
 def sample_keys(*, session: Session, batch_id: str) -> list[Any]:

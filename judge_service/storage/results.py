@@ -17,17 +17,77 @@ from judge_service.storage.types import safe_text
 
 @dataclass(frozen=True)
 class ScoredSample:
-    """An outcome ready to store: which sample row it belongs to, and where in the batch."""
+    """An outcome ready to store: which sample row it belongs to, and where in the batch.
+
+    The outcome is kept in its stored form (:func:`as_stored`), so whoever holds a
+    ``ScoredSample`` holds exactly what a later read of the batch returns.
+    """
 
     sample_pk: int
     position: int
     outcome: Outcome
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outcome", as_stored(self.outcome))
+
 
 def _insert_ignoring_duplicates(session: Session):
     dialect = session.get_bind().dialect.name
     module = postgresql if dialect == "postgresql" else sqlite
-    return module.insert(ResultRow).on_conflict_do_nothing(index_elements=["sample_id"])
+    table = ResultRow.__table__  # Core, not ORM: the ORM bulk path costs more per row
+    return module.insert(table).on_conflict_do_nothing(index_elements=["sample_id"])
+
+
+#: Text limits of the stored columns (``safe_text`` also drops NUL and lone surrogates).
+REASON_CHARS, RATIONALE_CHARS, ERROR_CHARS, EVIDENCE_CHARS = 4000, 20000, 4000, 20000
+
+
+def _storable(text: str | None, limit: int) -> bool:
+    """True when ``safe_text(text, limit)`` would leave ``text`` as it is (the usual case)."""
+    if text is None:
+        return True
+    if len(text) > limit or "\x00" in text:
+        return False
+    return text.isascii() or safe_text(text) == text
+
+
+def as_stored(outcome: Outcome) -> Outcome:
+    """The outcome with its texts as the database keeps them (see ``safe_text``).
+
+    An answer built from the worker's memory must equal a later read of the same
+    batch, so both go through this one normalisation. Clean texts, the usual
+    case, come back as the same object: this runs for every sample of every batch.
+    """
+    clean = (
+        _storable(outcome.failure_reason, REASON_CHARS)
+        and all(
+            _storable(v.rationale, RATIONALE_CHARS) and _storable(v.error, ERROR_CHARS)
+            for v in outcome.judges
+        )
+        and all(_storable(f.evidence, EVIDENCE_CHARS) for f in outcome.findings)
+    )
+    if clean:
+        return outcome
+    judges = [
+        v.model_copy(
+            update={
+                "rationale": safe_text(v.rationale, RATIONALE_CHARS),
+                "error": safe_text(v.error, ERROR_CHARS),
+            }
+        )
+        for v in outcome.judges
+    ]
+    findings = [
+        f.model_copy(update={"evidence": safe_text(f.evidence, EVIDENCE_CHARS) or ""})
+        for f in outcome.findings
+    ]
+    return outcome.model_copy(
+        update={
+            "failure_reason": safe_text(outcome.failure_reason, REASON_CHARS),
+            "judges": judges,
+            "findings": findings,
+        }
+    )
 
 
 def _result_values(batch_id: str, item: ScoredSample) -> dict[str, Any]:
@@ -39,7 +99,7 @@ def _result_values(batch_id: str, item: ScoredSample) -> dict[str, Any]:
         "reward": outcome.reward,
         "valid": outcome.valid,
         "failure_kind": outcome.failure_kind,
-        "failure_reason": safe_text(outcome.failure_reason, 4000),
+        "failure_reason": outcome.failure_reason,
         "raw_reward": outcome.raw_reward,
         "penalty": outcome.penalty,
         "hack_score": outcome.hack_score,
@@ -57,15 +117,16 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
     """Insert results that don't exist yet; a sample already scored is left as it is.
 
     Returns how many were new. Running a task twice therefore never leaves two
-    results for one sample. One multi-row INSERT ... ON CONFLICT DO NOTHING RETURNING
-    per call: only the rows this call inserted come back, and only they get verdicts
-    and findings, even when two runs of a task race.
+    results for one sample. One multi-row INSERT ... ON CONFLICT DO NOTHING
+    RETURNING per call: only the rows this call inserted come back, and only they
+    get verdicts and findings, even when two runs of a task race.
     """
     if not scored:
         return 0
-    statement = _insert_ignoring_duplicates(session).returning(
-        ResultRow.id, ResultRow.sample_id, sort_by_parameter_order=True
-    )
+    # RETURNING carries sample_id, so rows are matched by it and their order is not needed:
+    # asking SQLAlchemy for parameter order makes SQLite insert one row per statement.
+    columns = ResultRow.__table__.c
+    statement = _insert_ignoring_duplicates(session).returning(columns.id, columns.sample_id)
     rows = session.execute(statement, [_result_values(batch_id, item) for item in scored]).all()
     new_ids = {sample_pk: result_id for result_id, sample_pk in rows}
     verdicts: list[dict[str, Any]] = []
@@ -81,8 +142,8 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
                 "judge": verdict.judge,
                 "weight": verdict.weight,
                 "score": verdict.score,
-                "rationale": safe_text(verdict.rationale, 20000),
-                "error": safe_text(verdict.error, 4000),
+                "rationale": verdict.rationale,
+                "error": verdict.error,
             }
             for position, verdict in enumerate(item.outcome.judges)
         )
@@ -93,7 +154,7 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
                 "kind": finding.kind,
                 "severity": finding.severity,
                 "confidence": finding.confidence,
-                "evidence": safe_text(finding.evidence, 20000) or "",
+                "evidence": finding.evidence,
             }
             for finding in item.outcome.findings
         )

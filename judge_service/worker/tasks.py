@@ -1,8 +1,10 @@
 """The batch-scoring task: the one place that joins pipeline and storage.
 
-Celery workers and the embedded executor both call :func:`score_batch`. It is
-safe to run twice: samples already scored are skipped, and a result is
-inserted only if its sample has none.
+Celery workers and the embedded executor both call :func:`score_batch`, which
+reads the batch back from the database. The embedded executor may instead call
+:func:`score_prepared` with the samples it already holds, and start judging
+while the API is still committing them. Both are safe to run twice: samples
+already scored are skipped, and a result is inserted only if its sample has none.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from judge_service import metrics
 from judge_service.auditors import build_detectors
@@ -30,55 +34,32 @@ from judge_service.storage.db import session_scope
 from judge_service.storage.results import ScoredSample, save_results
 from judge_service.storage.review import list_known_hacks
 from judge_service.storage.types import utcnow
+from judge_service.worker.result_writer import BatchNotStored, ResultWriter, resolved
 from judge_service.worker.review_enqueue import enqueue_review
 
 log = logging.getLogger(__name__)
 
-#: Shared by every batch of the process: a new loop's default executor would start
-#: fresh threads for each batch.
-_DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
-FLUSH_EVERY = 256
-FLUSH_INTERVAL_S = 0.5
+#: Called with the batch id and, when known in memory, its outcomes in sample order.
+OnDone = Callable[[str, "list[Outcome] | None"], None]
 
 
 @dataclass
-class _Pending:
-    sample_pk: int
-    position: int
-    sample: Sample
+class BatchWork:
+    """What scoring a batch needs: its samples (with positions), plan and deadline.
 
+    ``sample_rows`` resolves to ``{position: sample row id}`` once the samples are
+    committed; ``n_samples`` is the whole batch, scored before or not.
+    """
 
-class ResultWriter:
-    """Buffers outcomes and writes them in small transactions, off the event loop."""
-
-    def __init__(self, database_url: str, batch_id: str, pending: list[_Pending]) -> None:
-        self.database_url = database_url
-        self.batch_id = batch_id
-        self.pending = pending
-        self.buffer: list[ScoredSample] = []
-        self.last_flush = time.monotonic()
-
-    async def add(self, index: int, outcome: Outcome) -> None:
-        metrics.SAMPLES_SCORED.labels(outcome.failure_kind or "valid").inc()
-        for verdict in outcome.judges:
-            status = "ok" if verdict.ok else "timeout" if verdict.timed_out else "error"
-            metrics.JUDGE_VERDICTS.labels(verdict.judge, status).inc()
-        item = self.pending[index]
-        self.buffer.append(ScoredSample(item.sample_pk, item.position, outcome))
-        due = time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S
-        if len(self.buffer) >= FLUSH_EVERY or due:
-            await self.flush()
-
-    async def flush(self) -> None:
-        if not self.buffer:
-            return
-        chunk, self.buffer = self.buffer, []
-        self.last_flush = time.monotonic()
-        await asyncio.get_running_loop().run_in_executor(_DB_WRITERS, self._write, chunk)
-
-    def _write(self, chunk: list[ScoredSample]) -> None:
-        with session_scope(self.database_url) as session:
-            save_results(session=session, batch_id=self.batch_id, scored=chunk)
+    batch_id: str
+    positions: list[int]
+    samples: list[Sample]
+    plan: dict[str, Any]
+    deadline_at: datetime
+    n_samples: int
+    run_id: str | None = None
+    step: int | None = None
+    sample_rows: Future[dict[int, int]] = field(default_factory=Future)
 
 
 def _known_hack_texts(settings: Settings) -> list[str]:
@@ -142,17 +123,44 @@ def llm_options(settings: Settings) -> dict:
     return {"client": get_client(settings)}
 
 
-async def _score(pending: list[_Pending], plan_factory, writer: ResultWriter) -> None:
+async def _score(work: BatchWork, plan_factory: Callable[[], Plan], writer: ResultWriter) -> bool:
     try:
         plan = plan_factory()
     except Exception as exc:  # a plan that can't be built masks the batch, with the reason
         log.exception("cannot build the plan")
-        for index, item in enumerate(pending):
+        for index, sample in enumerate(work.samples):
             reason = f"cannot build the judge panel: {exc}"
-            await writer.add(index, Outcome.masked(item.sample.id, "internal_error", reason))
+            await writer.add(index, Outcome.masked(sample.id, "internal_error", reason))
     else:
-        await evaluate_batch([(i, p.sample) for i, p in enumerate(pending)], plan, writer.add)
-    await writer.flush()
+        await evaluate_batch(list(enumerate(work.samples)), plan, writer.add)
+    return await writer.finish()
+
+
+def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:
+    """Score the work's samples, store them, and mark the batch done when complete."""
+    known_hacks = _known_hack_texts(settings) if work.plan.get("detectors") else []
+    left_s = (work.deadline_at - utcnow()).total_seconds()
+    deadline = time.monotonic() + max(0.0, left_s)
+    writer = ResultWriter(settings.database_url, work.batch_id, work.positions, work.sample_rows)
+    run_stats = {"run_id": work.run_id, "step": work.step, **batch_stats(work.samples)}
+
+    def plan_factory() -> Plan:
+        return _plan(
+            work.plan,
+            registry=registry,
+            settings=settings,
+            deadline=deadline,
+            known_hacks=known_hacks,
+            run_stats=run_stats,
+        )
+
+    with metrics.BATCH_SECONDS.time():
+        done = asyncio.run(_score(work, plan_factory, writer))
+    if done:
+        if on_done is not None:  # the answer can go out now; review queueing is a side channel
+            on_done(work.batch_id, writer.answered(work.n_samples))
+        enqueue_review(work.batch_id, database_url=settings.database_url)
+    return "done" if done else "running"
 
 
 def score_batch(
@@ -160,11 +168,15 @@ def score_batch(
     *,
     settings: Settings,
     registry: Registry,
-    on_done: Callable[[str], None] | None = None,
+    on_done: OnDone | None = None,
 ) -> str:
-    """Score every unscored sample of a batch and mark it done. Returns the batch status."""
-    url = settings.database_url
-    with session_scope(url) as session:
+    """Score every unscored sample of a stored batch and mark it done. Returns its status.
+
+    ``on_done(batch_id, outcomes)`` runs once the batch is committed as done;
+    ``outcomes`` are the stored outcomes in sample order when this run scored all
+    of them, else None (the caller reads the batch back).
+    """
+    with session_scope(settings.database_url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
         if batch is None:
             log.warning("batch %s does not exist", batch_id)
@@ -173,39 +185,38 @@ def score_batch(
             return "done"
         batches.mark_running(session=session, batch_id=batch_id)
         rows = batches.unscored_samples(session=session, batch_id=batch_id)
-        pending = [_Pending(r.id, r.position, Sample.model_validate(r.payload)) for r in rows]
-        plan_dict, deadline_at = batch.plan, batch.deadline_at
-        run_id, step = batch.run_id, batch.step
-    known_hacks = _known_hack_texts(settings) if plan_dict.get("detectors") else []
-    left_s = (deadline_at - utcnow()).total_seconds()
-    deadline = time.monotonic() + max(0.0, left_s)
-    writer = ResultWriter(url, batch_id, pending)
-    with metrics.BATCH_SECONDS.time():
-        asyncio.run(
-            _score(
-                pending,
-                lambda: _plan(
-                    plan_dict,
-                    registry=registry,
-                    settings=settings,
-                    deadline=deadline,
-                    known_hacks=known_hacks,
-                    run_stats={
-                        "run_id": run_id,
-                        "step": step,
-                        **batch_stats([p.sample for p in pending]),
-                    },
-                ),
-                writer,
-            )
+        work = BatchWork(
+            batch_id=batch_id,
+            positions=[r.position for r in rows],
+            samples=[Sample.model_validate(r.payload) for r in rows],
+            plan=batch.plan,
+            deadline_at=batch.deadline_at,
+            n_samples=batch.n_samples,
+            run_id=batch.run_id,
+            step=batch.step,
+            sample_rows=resolved({r.position: r.id for r in rows}),
         )
-    with session_scope(url) as session:
-        done = batches.finish_if_complete(session=session, batch_id=batch_id)
-    if done:
-        if on_done is not None:  # the answer can go out now; review queueing is a side channel
-            on_done(batch_id)
-        enqueue_review(batch_id, database_url=url)
-    return "done" if done else "running"
+    return _run(work, settings=settings, registry=registry, on_done=on_done)
+
+
+def score_prepared(
+    work: BatchWork,
+    *,
+    settings: Settings,
+    registry: Registry,
+    on_done: OnDone | None = None,
+) -> str:
+    """Score a batch from memory while its samples are being committed.
+
+    ``work.sample_rows`` resolves once they are; if it fails instead (the API
+    found the batch already stored, or could not store it), nothing is written
+    and the status is ``not_stored``.
+    """
+    try:
+        return _run(work, settings=settings, registry=registry, on_done=on_done)
+    except BatchNotStored:
+        log.info("batch %s was not stored; its in-memory run is dropped", work.batch_id)
+        return "not_stored"
 
 
 def expire_batch(batch_id: str, *, database_url: str) -> bool:

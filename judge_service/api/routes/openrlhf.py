@@ -13,7 +13,8 @@ from fastapi import APIRouter, Query, Request
 
 from judge_service import wire
 from judge_service.api.deps import TrainerKey
-from judge_service.api.routes.rewards import ERRORS, submit_and_wait
+from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.submission import submit_and_wait
 from judge_service.errors import ValidationFailed
 
 router = APIRouter(tags=["openrlhf"])

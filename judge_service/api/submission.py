@@ -1,0 +1,207 @@
+"""Taking a scoring request from validation to its answer: store, dispatch, wait, answer.
+
+Shared by every scoring route (``/v1/rewards`` and OpenRLHF's ``/get_reward``).
+
+Two ways through:
+
+- **Stored, then dispatched.** The batch is committed, then handed to the queue
+  (Celery, or the embedded executor by id). Used with Celery, for ``wait: false``,
+  and for a repeated idempotency key.
+- **Scored while stored.** With the embedded executor and ``wait: true``, the
+  executor starts judging from the request's own samples while the API commits
+  them. Nothing is written, and no answer goes out, before the samples are
+  committed; the answer comes from the outcomes the executor committed, not from
+  a read-back. This keeps the service's own cost per GRPO step small next to one
+  judge call (``bench/grpo_wait.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from judge_service import metrics, wire
+from judge_service.api import batching
+from judge_service.api.plan_rubric import rubric_ref
+from judge_service.domain import Outcome, Sample
+from judge_service.errors import Unavailable
+from judge_service.storage import batches
+from judge_service.storage.db import session_scope
+from judge_service.storage.types import utcnow
+from judge_service.worker.tasks import BatchWork, expire_batch
+
+#: How long past a batch's deadline the API waits for the worker's own timeout masks.
+DEADLINE_GRACE = timedelta(seconds=0.5)
+
+
+class AlreadyStored(Exception):
+    """A concurrent request with the same idempotency key stored the batch first."""
+
+
+def read(url: str, batch_id: str) -> wire.RewardResponse:
+    with session_scope(url) as session:
+        return batching.read_batch(session=session, batch_id=batch_id)
+
+
+def settle(url: str, batch_id: str) -> bool:
+    """True when the batch is done, expiring it first if its deadline (plus grace) passed."""
+    with session_scope(url) as session:
+        batch = batches.get_batch(session=session, batch_id=batch_id)
+        if batch is None or batch.status == "done":
+            return True
+        overdue = utcnow() >= batch.deadline_at + DEADLINE_GRACE
+    return expire_batch(batch_id, database_url=url) if overdue else False
+
+
+async def wait_for_batch(
+    url: str,
+    batch_id: str,
+    deadline_at: datetime,
+    dispatcher: Any,
+    expected: asyncio.Future | None = None,
+) -> list[Outcome] | None:
+    """Wait until the batch is done; the deadline (plus grace) bounds the wait.
+
+    The embedded executor signals the moment a batch is done, and hands over its
+    stored outcomes when it has them all (returned here; None means read back).
+    ``expected`` is its signal for a batch this request dispatched itself. A
+    Celery batch is polled, at most every 50 ms.
+    """
+    wait_done = getattr(dispatcher, "wait_done", None)
+    if wait_done is not None:
+
+        async def is_done() -> bool:
+            return await run_in_threadpool(settle, url, batch_id)
+
+        left_s = max(0.0, (deadline_at + DEADLINE_GRACE - utcnow()).total_seconds())
+        outcomes = await wait_done(batch_id, left_s, None if expected else is_done, future=expected)
+        if outcomes is not None:
+            return outcomes
+    delay = 0.005
+    while not await run_in_threadpool(settle, url, batch_id):
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, 0.05)
+    return None
+
+
+def _answer_from(
+    body: wire.RewardRequest, plan: dict[str, Any], batch_id: str, outcomes: list[Outcome]
+) -> wire.RewardResponse:
+    return batching.done_response(
+        batch_id=batch_id,
+        rubric=rubric_ref(plan),
+        run_id=body.run_id,
+        step=body.step,
+        outcomes=outcomes,
+        group_ids=[s.group_id for s in body.samples],
+    )
+
+
+async def _score_while_storing(
+    body: wire.RewardRequest, plan: dict[str, Any], *, state: Any, key: Any
+) -> wire.RewardResponse | None:
+    """The embedded fast path; None when the batch turned out to exist already."""
+    settings, dispatcher = state.settings, state.dispatcher
+    url = settings.database_url
+    prepared = batching.PreparedBatch.of(body, settings=settings, status="running")
+    work = BatchWork(
+        batch_id=prepared.batch_id,
+        positions=list(range(len(prepared.payloads))),
+        samples=[Sample.model_validate(payload) for payload in prepared.payloads],
+        plan=plan,
+        deadline_at=prepared.deadline_at,
+        n_samples=len(prepared.payloads),
+        run_id=body.run_id,
+        step=body.step,
+    )
+
+    def store() -> bool:
+        # Runs to the end on its thread even if the request is cancelled meanwhile, so
+        # the executor always learns whether its batch was committed.
+        try:
+            with session_scope(url) as session:
+                _, created = batching.store_batch(
+                    body, session=session, plan=plan, settings=settings, key=key, prepared=prepared
+                )
+                rows = batches.sample_rows(session=session, batch_id=prepared.batch_id)
+        except BaseException as exc:
+            work.sample_rows.set_exception(exc)
+            raise
+        if created:
+            work.sample_rows.set_result(rows)
+        else:
+            work.sample_rows.set_exception(AlreadyStored(prepared.batch_id))
+        return created
+
+    expected = dispatcher.expect(prepared.batch_id)
+    try:
+        try:
+            dispatcher.start(work)
+        except RuntimeError as exc:  # the executor is shutting down
+            raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
+        if not await run_in_threadpool(store):
+            return None
+        metrics.BATCHES_ACCEPTED.inc()
+        outcomes = await wait_for_batch(
+            url, prepared.batch_id, prepared.deadline_at, dispatcher, expected
+        )
+    finally:
+        dispatcher.forget(prepared.batch_id, expected)
+    if outcomes is not None:  # committed by the executor: no read-back
+        return _answer_from(body, plan, prepared.batch_id, outcomes)
+    return await run_in_threadpool(read, url, prepared.batch_id)
+
+
+async def _store_then_dispatch(
+    body: wire.RewardRequest, plan: dict[str, Any], *, state: Any, key: Any
+) -> wire.RewardResponse:
+    settings, dispatcher = state.settings, state.dispatcher
+    url = settings.database_url
+
+    def store() -> tuple[str, datetime, bool]:
+        with session_scope(url) as session:
+            batch, created = batching.store_batch(
+                body, session=session, plan=plan, settings=settings, key=key
+            )
+            return batch.id, batch.deadline_at, created
+
+    batch_id, deadline_at, created = await run_in_threadpool(store)
+    if created:
+        metrics.BATCHES_ACCEPTED.inc()
+        try:
+            await run_in_threadpool(dispatcher.submit, batch_id)
+        except Exception as exc:
+            with session_scope(url) as session:
+                batching.discard_batch(session=session, batch_id=batch_id)
+            raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
+    if body.wait:
+        outcomes = await wait_for_batch(url, batch_id, deadline_at, dispatcher)
+        if outcomes is not None and created:  # committed by the worker: no read-back
+            return _answer_from(body, plan, batch_id, outcomes)
+    return await run_in_threadpool(read, url, batch_id)
+
+
+def _key_used(url: str, body: wire.RewardRequest) -> bool:
+    with session_scope(url) as session:
+        return batching.idempotency_key_used(body, session=session)
+
+
+async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> wire.RewardResponse:
+    """Validate, store, dispatch and (when ``wait``) wait for one scoring request."""
+    settings = state.settings
+    batching.check_batch_size(body, settings=settings)
+    batching.check_unique_ids(body)
+    plan = await run_in_threadpool(
+        batching.resolve_plan, body, settings=settings, registry=state.registry
+    )
+    if hasattr(state.dispatcher, "start") and body.wait:
+        repeated = body.idempotency_key is not None and await run_in_threadpool(
+            _key_used, settings.database_url, body
+        )
+        answer = None if repeated else await _score_while_storing(body, plan, state=state, key=key)
+        if answer is not None:
+            return answer
+    return await _store_then_dispatch(body, plan, state=state, key=key)

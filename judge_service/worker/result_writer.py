@@ -1,0 +1,121 @@
+"""Writing a batch's outcomes as they arrive, and marking the batch done.
+
+The writer buffers outcomes and stores them in small transactions on a shared
+thread pool, off the scoring event loop. The last write also marks the batch
+done, in the same transaction. It keeps what it stored, so a batch scored from
+start to end in this run can be answered from memory instead of read back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from judge_service import metrics
+from judge_service.domain import Outcome
+from judge_service.storage import batches
+from judge_service.storage.db import session_scope
+from judge_service.storage.results import ScoredSample, save_results
+
+#: Shared by every batch of the process: a new loop's default executor would start
+#: fresh threads for each batch.
+_DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
+FLUSH_EVERY = 256
+FLUSH_INTERVAL_S = 0.5
+#: How long a write waits for the batch's own rows to be committed by the API.
+STORED_WAIT_S = 60.0
+
+
+class BatchNotStored(Exception):
+    """The batch's samples were never committed, so its outcomes have nowhere to go."""
+
+
+class ResultWriter:
+    """Stores one batch's outcomes; ``finish`` writes the rest and marks the batch done.
+
+    ``sample_rows`` resolves to ``{position: sample row id}``. The embedded executor
+    starts judging while the API still commits the samples, so the first write may
+    have to wait for it; a Celery worker passes a future that is already resolved.
+    """
+
+    def __init__(
+        self,
+        database_url: str,
+        batch_id: str,
+        positions: list[int],
+        sample_rows: Future[dict[int, int]],
+    ) -> None:
+        self.database_url = database_url
+        self.batch_id = batch_id
+        self.positions = positions
+        self.sample_rows = sample_rows
+        self.buffer: list[tuple[int, Outcome]] = []
+        self.last_flush = time.monotonic()
+        self.stored: list[ScoredSample] = []
+        self.all_inserted = True  # False once another run had stored some of these first
+        self.received = 0
+        self.not_stored: BatchNotStored | None = None
+
+    async def add(self, index: int, outcome: Outcome) -> None:
+        """Take the outcome of ``positions[index]``; write a chunk when one is due."""
+        metrics.SAMPLES_SCORED.labels(outcome.failure_kind or "valid").inc()
+        for verdict in outcome.judges:
+            status = "ok" if verdict.ok else "timeout" if verdict.timed_out else "error"
+            metrics.JUDGE_VERDICTS.labels(verdict.judge, status).inc()
+        self.buffer.append((self.positions[index], outcome))
+        self.received += 1
+        if self.received == len(self.positions):
+            return  # the last one: ``finish`` writes it with the done mark, in one go
+        due = time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S
+        if len(self.buffer) >= FLUSH_EVERY or due:
+            await self._flush(finish=False)
+
+    async def finish(self) -> bool:
+        """Write what is left and mark the batch done if complete; True when it is done.
+
+        Raises :class:`BatchNotStored` when the batch's samples were never committed.
+        """
+        if self.not_stored is not None:
+            raise self.not_stored
+        return await self._flush(finish=True)
+
+    async def _flush(self, *, finish: bool) -> bool:
+        chunk, self.buffer = self.buffer, []
+        self.last_flush = time.monotonic()
+        if (not chunk and not finish) or self.not_stored is not None:
+            return False
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(_DB_WRITERS, self._write, chunk, finish)
+        except BatchNotStored as exc:
+            self.not_stored = exc  # outcomes still arriving have nowhere to go either
+            if finish:
+                raise
+            return False
+
+    def _write(self, chunk: list[tuple[int, Outcome]], finish: bool) -> bool:
+        try:
+            rows = self.sample_rows.result(timeout=STORED_WAIT_S)
+        except Exception as exc:
+            raise BatchNotStored(f"batch {self.batch_id} was not stored: {exc!r}") from exc
+        scored = [ScoredSample(rows[position], position, outcome) for position, outcome in chunk]
+        with session_scope(self.database_url) as session:
+            inserted = save_results(session=session, batch_id=self.batch_id, scored=scored)
+            done = finish and batches.finish_if_complete(session=session, batch_id=self.batch_id)
+        self.stored.extend(scored)
+        self.all_inserted = self.all_inserted and inserted == len(scored)
+        return done
+
+    def answered(self, n_samples: int) -> list[Outcome] | None:
+        """Every stored outcome in sample order, when this run stored the whole batch."""
+        if not self.all_inserted or len(self.stored) != n_samples:
+            return None
+        return [item.outcome for item in sorted(self.stored, key=lambda item: item.position)]
+
+
+def resolved(rows: dict[int, int]) -> Future[dict[int, int]]:
+    """A future already holding ``rows`` (for batches read from the database)."""
+    future: Future[dict[int, int]] = Future()
+    future.set_result(rows)
+    return future
