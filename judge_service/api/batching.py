@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
+import math
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -213,6 +213,15 @@ def discard_batch(*, session: Session, batch_id: str) -> None:
         session.commit()
 
 
+def _pstdev(values: list[float]) -> float:
+    """Population standard deviation in floats (``statistics.pstdev`` works in exact
+    fractions: ~1 ms for a GRPO step's 64 groups)."""
+    if len(values) < 2:
+        return 0.0
+    mean = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+
+
 def _groups(
     outcomes: list[tuple[int, Outcome]], group_of: dict[int, str | None]
 ) -> dict[str, wire.GroupStats]:
@@ -226,7 +235,7 @@ def _groups(
             bucket.append(outcome.reward)
     stats = {}
     for group, values in rewards.items():
-        std = statistics.pstdev(values) if len(values) >= 2 else 0.0
+        std = _pstdev(values)
         stats[group] = wire.GroupStats(reward_std=round(std, 6), has_advantage=std > 1e-9)
     return stats
 

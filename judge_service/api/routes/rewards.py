@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
@@ -15,9 +15,11 @@ router = APIRouter(prefix="/v1", tags=["rewards"])
 ERRORS = {code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)}
 
 
-def _answer(response: wire.RewardResponse) -> JSONResponse:
+def _answer(response: wire.RewardResponse) -> Response:
+    """The response as JSON, serialised by pydantic-core straight to bytes (a GRPO step's
+    256 results cost ~2 ms more through ``model_dump`` and ``json.dumps``)."""
     status = 200 if response.status == "done" else 202
-    return JSONResponse(response.model_dump(mode="json"), status_code=status)
+    return Response(response.model_dump_json(), status_code=status, media_type="application/json")
 
 
 @router.post(
