@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import statistics
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -73,7 +74,24 @@ async def one_call(judge: dict) -> float:
     return time.perf_counter() - started
 
 
-def step_wait(reward, step: int) -> float:
+class TrainerLoop:
+    """An event loop on its own thread, as GRPOTrainer runs async reward functions
+    (``asyncio.run_coroutine_threadsafe(..., self.async_loop)``, the same loop every step)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+
+
+def step_wait(reward, step: int, trainer: TrainerLoop) -> float:
     run = uuid.uuid4().hex
     prompts = [
         f"Task {p} of {run}: summarise the report."
@@ -82,7 +100,7 @@ def step_wait(reward, step: int) -> float:
     ]
     completions = [f"Summary {i} ({run})." for i in range(len(prompts))]
     started = time.perf_counter()
-    rewards = asyncio.run(
+    rewards = trainer.run(
         reward(prompts=prompts, completions=completions, trainer_state=State(step))
     )
     elapsed = time.perf_counter() - started
@@ -112,12 +130,13 @@ def main() -> None:
     table = Table(
         "judge", "one call s", "step wait s (median)", "wait / one call", "sequential would be"
     )
+    trainer = TrainerLoop()
     try:
         for label, judge in judges.items():
             reward = reward_function(url, api_key=key, judges=[judge], run_id="grpo-bench")
-            step_wait(reward, 0)  # warm-up
+            step_wait(reward, 0, trainer)  # warm-up
             unit = statistics.median(asyncio.run(one_call(judge)) for _ in range(5))
-            waits = [step_wait(reward, step) for step in range(1, args.steps + 1)]
+            waits = [step_wait(reward, step, trainer) for step in range(1, args.steps + 1)]
             wait = statistics.median(waits)
             table.add_row(
                 label,
@@ -127,6 +146,7 @@ def main() -> None:
                 f"{PROMPTS * GENERATIONS}x",
             )
     finally:
+        trainer.close()
         server.stop()
         fake.stop()
     Console().print(table)

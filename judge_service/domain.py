@@ -134,6 +134,13 @@ class CallUsage(BaseModel):
         )
 
 
+def total_usage(verdicts: list[Verdict]) -> CallUsage:
+    """What the verdicts cost together (one verdict: its own usage, no new object)."""
+    if len(verdicts) == 1:
+        return verdicts[0].usage
+    return sum((v.usage for v in verdicts), CallUsage())
+
+
 class JudgeScore(BaseModel):
     """What a judge plugin returns for one sample."""
 
@@ -192,7 +199,7 @@ class Outcome(BaseModel):
     ) -> Outcome:
         """A sample whose reward could not be computed: ``reward`` is None, never 0."""
         verdicts = judges or []
-        usage = sum((v.usage for v in verdicts), CallUsage())
+        usage = total_usage(verdicts)
         return cls(
             id=sample_id,
             reward=None,

@@ -235,17 +235,21 @@ def test_answer_from_the_executor_equals_a_later_read_of_the_batch(client, keys)
 
 
 def test_a_batch_that_is_not_stored_is_not_scored_into_the_database(embedded_settings):
-    """The executor may start before the API commits the samples; if the commit never
-    happens (a concurrent request with the same idempotency key won), nothing is written."""
+    """Judging may start before the API commits the samples; if the commit never happens
+    (a concurrent request with the same idempotency key won), nothing is written."""
+    import asyncio
     from concurrent.futures import Future
     from datetime import timedelta
+
+    import pytest
 
     from judge_service.domain import Sample
     from judge_service.registry import Registry
     from judge_service.storage.db import session_scope
     from judge_service.storage.tables import ResultRow
     from judge_service.storage.types import utcnow
-    from judge_service.worker.tasks import BatchWork, score_prepared
+    from judge_service.worker.result_writer import BatchNotStored
+    from judge_service.worker.tasks import BatchWork, score_work
 
     rows: Future[dict[int, int]] = Future()
     rows.set_exception(RuntimeError("another request stored this batch first"))
@@ -258,13 +262,9 @@ def test_a_batch_that_is_not_stored_is_not_scored_into_the_database(embedded_set
         n_samples=1,
         sample_rows=rows,
     )
-    done: list[str] = []
-    status = score_prepared(
-        work,
-        settings=embedded_settings,
-        registry=Registry(),
-        on_done=lambda batch_id, _: done.append(batch_id),
-    )
-    assert status == "not_stored" and done == []
+    with pytest.raises(BatchNotStored):
+        asyncio.run(
+            score_work(work, settings=embedded_settings, registry=Registry(), known_hacks=[])
+        )
     with session_scope(embedded_settings.database_url) as session:
         assert session.query(ResultRow).count() == 0

@@ -7,6 +7,7 @@ after a lost answer returns the batch already scored instead of scoring twice.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import functools
 import random
@@ -84,6 +85,37 @@ class AsyncRewardClient:
         self.backoff_s = backoff_s
         self.transport = transport  # tests pass httpx.MockTransport here
         self.last_responses: list[RewardResponse] = []
+        self._http: httpx.AsyncClient | None = None
+        self._http_loop: asyncio.AbstractEventLoop | None = None
+
+    def _client(self) -> httpx.AsyncClient:
+        """The HTTP client of the running event loop, kept for the next call on the same
+        loop: a trainer calls every step from one loop (GRPOTrainer's ``async_loop``), so
+        the connection stays open between steps. A client made on another loop is dropped."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http_loop is not loop:
+            self._http = httpx.AsyncClient(
+                base_url=self.base_url,
+                headers=self._headers(),
+                limits=httpx.Limits(max_connections=self.max_concurrency * 2),
+                timeout=None,
+                verify=_tls_context(),
+                transport=self.transport,
+            )
+            self._http_loop = loop
+        return self._http
+
+    async def aclose(self) -> None:
+        """Close the connections made on the running loop."""
+        http, self._http = self._http, None
+        if http is not None and self._http_loop is asyncio.get_running_loop():
+            await http.aclose()
+
+    async def __aenter__(self) -> AsyncRewardClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -101,40 +133,37 @@ class AsyncRewardClient:
         parsed = [s if isinstance(s, SampleIn) else SampleIn.model_validate(s) for s in samples]
         if not parsed:
             return []
+        counts = collections.Counter(s.id for s in parsed)
+        repeated = sorted(sample_id for sample_id, n in counts.items() if n > 1)
+        if repeated:
+            raise ValueError(f"sample ids must be unique in one call; repeated: {repeated[:10]}")
         call_id = uuid.uuid4().hex
-        chunks = [parsed[i : i + self.chunk_size] for i in range(0, len(parsed), self.chunk_size)]
+        chunks = chunk_by_group(parsed, self.chunk_size)
         deadline = time.monotonic() + self.timeout
         gate = asyncio.Semaphore(self.max_concurrency)
-        limits = httpx.Limits(max_connections=self.max_concurrency * 2)
-        async with httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=self._headers(),
-            limits=limits,
-            timeout=None,
-            verify=_tls_context(),
-            transport=self.transport,
-        ) as http:
+        http = self._client()
 
-            async def one(index: int, chunk: list[SampleIn]) -> RewardResponse:
-                request = RewardRequest(
-                    samples=chunk,
-                    rubric=rubric,
-                    judges=judges,
-                    run_id=run_id,
-                    step=step,
-                    idempotency_key=f"{call_id}-{index}",
-                    **options,
-                )
-                async with gate:
-                    return await self._send(http, request, deadline)
+        async def one(index: int, chunk: list[SampleIn]) -> RewardResponse:
+            request = RewardRequest(
+                samples=chunk,
+                rubric=rubric,
+                judges=judges,
+                run_id=run_id,
+                step=step,
+                idempotency_key=f"{call_id}-{index}",
+                **options,
+            )
+            async with gate:
+                return await self._send(http, request, deadline)
 
-            try:
-                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-                    responses = await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
-            except TimeoutError as exc:
-                raise RewardTimeout(f"no complete answer within {self.timeout} s") from exc
+        try:
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                responses = await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
+        except TimeoutError as exc:
+            raise RewardTimeout(f"no complete answer within {self.timeout} s") from exc
         self.last_responses = list(responses)
-        return [result for response in responses for result in response.results]
+        by_id = {r.id: r for response in responses for r in response.results}
+        return [by_id[sample.id] for sample in parsed]
 
     async def _send(
         self, http: httpx.AsyncClient, request: RewardRequest, deadline: float
@@ -186,6 +215,35 @@ class AsyncRewardClient:
             delay = min(delay * 1.5, 1.0)
 
 
+def chunk_by_group(samples: list[SampleIn], size: int) -> list[list[SampleIn]]:
+    """Chunks of about ``size`` samples that never split a GRPO group (same ``group_id``).
+
+    A group is judged and summarised (``groups`` in the answer, relative judges) within
+    one batch, so all its samples travel together; a group larger than ``size`` makes a
+    chunk of its own. Samples without a group fill chunks in order.
+    """
+    groups: dict[str | None, list[SampleIn]] = {}
+    loose: list[list[SampleIn]] = []
+    for sample in samples:
+        if sample.group_id is None:
+            loose.append([sample])
+        else:
+            if sample.group_id not in groups:
+                groups[sample.group_id] = []
+                loose.append(groups[sample.group_id])
+            groups[sample.group_id].append(sample)
+    chunks: list[list[SampleIn]] = []
+    current: list[SampleIn] = []
+    for unit in loose:
+        if current and len(current) + len(unit) > size:
+            chunks.append(current)
+            current = []
+        current.extend(unit)
+    if current:
+        chunks.append(current)
+    return chunks
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after")
     try:
@@ -220,7 +278,7 @@ class RewardClient:
         step: int | None = None,
         **options: Any,
     ) -> list[SampleResult]:
-        coroutine = self._client.score(
+        coroutine = self._score_and_close(
             samples, rubric=rubric, judges=judges, run_id=run_id, step=step, **options
         )
         try:
@@ -229,3 +287,10 @@ class RewardClient:
             return asyncio.run(coroutine)
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, coroutine).result()
+
+    async def _score_and_close(self, *args: Any, **kwargs: Any) -> list[SampleResult]:
+        """Each blocking call runs on an event loop of its own: close its connections."""
+        try:
+            return await self._client.score(*args, **kwargs)
+        finally:
+            await self._client.aclose()

@@ -66,7 +66,11 @@ def reward_function(
     timeout_s: float = 600.0,
     **client_options: Any,
 ) -> Callable[..., Awaitable[list[float | None]]]:
-    """An async function with TRL's reward signature, scoring through judge-service."""
+    """An async function with TRL's reward signature, scoring through judge-service.
+
+    One client serves every call, so the connection stays open between steps.
+    """
+    client = AsyncRewardClient(base_url, api_key, timeout=timeout_s, **client_options)
 
     async def judge_service_reward(
         prompts: list[Any],
@@ -74,7 +78,6 @@ def reward_function(
         completion_ids: list[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        client = AsyncRewardClient(base_url, api_key, timeout=timeout_s, **client_options)
         results = await client.score(
             build_samples(prompts, completions, **kwargs),
             rubric=rubric,

@@ -37,6 +37,8 @@ def _check_json(body: bytes) -> None:
             f"the body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             detail={"line": exc.lineno, "column": exc.colno},
         ) from exc
+    if b"\\ud" not in body.lower():
+        return  # no surrogate escape at all: the common case, and a cheap test
     try:  # escapes like "\ud800" decode to lone surrogates, which no UTF-8 text can hold
         json.dumps(parsed, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:

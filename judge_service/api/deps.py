@@ -7,11 +7,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from judge_service.api.web.session import lookup_key
 from judge_service.errors import Forbidden, Unauthorized
 from judge_service.settings import Settings
-from judge_service.storage.db import session_factory
+from judge_service.storage.db import session_factory, session_scope
 from judge_service.storage.tables import ApiKeyRow
 
 
@@ -48,11 +49,18 @@ def presented_key(request: Request) -> str | None:
     return request.cookies.get("js_session") or None
 
 
-def current_key(request: Request, session: SessionDep) -> ApiKeyRow:
+def _lookup(url: str, key: str) -> ApiKeyRow | None:
+    with session_scope(url) as session:
+        return lookup_key(session=session, key=key)  # an API key, or the page's session token
+
+
+async def current_key(request: Request) -> ApiKeyRow:
+    """The caller's key row; 401 without one. Async with one thread hop for the lookup:
+    sync dependencies would cost a hop each, on every scoring request."""
     key = presented_key(request)
     if not key:
         raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
-    row = lookup_key(session=session, key=key)  # an API key, or the page's session token
+    row = await run_in_threadpool(_lookup, request.app.state.settings.database_url, key)
     if row is None:
         raise Unauthorized("the API key is unknown or revoked")
     return row
@@ -61,7 +69,7 @@ def current_key(request: Request, session: SessionDep) -> ApiKeyRow:
 def require(*roles: str) -> Callable[..., ApiKeyRow]:
     """A dependency admitting only keys with one of ``roles`` (403 otherwise)."""
 
-    def check(key: Annotated[ApiKeyRow, Depends(current_key)]) -> ApiKeyRow:
+    async def check(key: Annotated[ApiKeyRow, Depends(current_key)]) -> ApiKeyRow:
         if key.role not in roles:
             raise Forbidden(
                 f"a {key.role} key may not do this; it needs one of: {', '.join(roles)}",

@@ -7,17 +7,19 @@ Two ways through:
 - **Stored, then dispatched.** The batch is committed, then handed to the queue
   (Celery, or the embedded executor by id). Used with Celery, for ``wait: false``,
   and for a repeated idempotency key.
-- **Scored while stored.** With the embedded executor and ``wait: true``, the
-  executor starts judging from the request's own samples while the API commits
-  them. Nothing is written, and no answer goes out, before the samples are
-  committed; the answer comes from the outcomes the executor committed, not from
-  a read-back. This keeps the service's own cost per GRPO step small next to one
-  judge call (``bench/grpo_wait.py``).
+- **Scored while stored.** Embedded, with ``wait: true``, the batch is scored
+  on the request's own event loop: the judge calls go out from the request's
+  samples first, and the batch is committed while they run. No result is
+  written, and no answer goes out, before the samples are committed; the answer
+  comes from the outcomes as committed, not from a read-back. No thread hop, no
+  new event loop: this keeps the service's own cost per GRPO step small next to
+  one judge call (``bench/grpo_wait.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,10 +33,17 @@ from judge_service.errors import Unavailable
 from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.types import utcnow
-from judge_service.worker.tasks import BatchWork, expire_batch
+from judge_service.worker.inprocess import InProcessDispatcher
+from judge_service.worker.result_writer import BatchNotStored
+from judge_service.worker.review_enqueue import enqueue_review, may_need_review
+from judge_service.worker.tasks import BatchWork, expire_batch, known_hacks_for, score_work
+
+log = logging.getLogger(__name__)
 
 #: How long past a batch's deadline the API waits for the worker's own timeout masks.
 DEADLINE_GRACE = timedelta(seconds=0.5)
+#: How long the fast path lets the judge calls start before it stores the batch.
+JUDGING_HEAD_START_S = 0.05
 
 
 class AlreadyStored(Exception):
@@ -57,18 +66,13 @@ def settle(url: str, batch_id: str) -> bool:
 
 
 async def wait_for_batch(
-    url: str,
-    batch_id: str,
-    deadline_at: datetime,
-    dispatcher: Any,
-    expected: asyncio.Future | None = None,
+    url: str, batch_id: str, deadline_at: datetime, dispatcher: Any
 ) -> list[Outcome] | None:
     """Wait until the batch is done; the deadline (plus grace) bounds the wait.
 
     The embedded executor signals the moment a batch is done, and hands over its
     stored outcomes when it has them all (returned here; None means read back).
-    ``expected`` is its signal for a batch this request dispatched itself. A
-    Celery batch is polled, at most every 50 ms.
+    A Celery batch is polled, at most every 50 ms.
     """
     wait_done = getattr(dispatcher, "wait_done", None)
     if wait_done is not None:
@@ -77,7 +81,7 @@ async def wait_for_batch(
             return await run_in_threadpool(settle, url, batch_id)
 
         left_s = max(0.0, (deadline_at + DEADLINE_GRACE - utcnow()).total_seconds())
-        outcomes = await wait_done(batch_id, left_s, None if expected else is_done, future=expected)
+        outcomes = await wait_done(batch_id, left_s, is_done)
         if outcomes is not None:
             return outcomes
     delay = 0.005
@@ -85,6 +89,11 @@ async def wait_for_batch(
         await asyncio.sleep(delay)
         delay = min(delay * 1.5, 0.05)
     return None
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _answer_from(
@@ -103,10 +112,15 @@ def _answer_from(
 async def _score_while_storing(
     body: wire.RewardRequest, plan: dict[str, Any], *, state: Any, key: Any
 ) -> wire.RewardResponse | None:
-    """The embedded fast path; None when the batch turned out to exist already."""
+    """The embedded fast path, on this request's own event loop.
+
+    Returns None when the batch turned out to be stored already (a concurrent
+    request with the same idempotency key), for the caller to wait on that one.
+    """
     settings, dispatcher = state.settings, state.dispatcher
     url = settings.database_url
     prepared = batching.PreparedBatch.of(body, settings=settings, status="running")
+    judging: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     work = BatchWork(
         batch_id=prepared.batch_id,
         positions=list(range(len(prepared.payloads))),
@@ -116,11 +130,12 @@ async def _score_while_storing(
         n_samples=len(prepared.payloads),
         run_id=body.run_id,
         step=body.step,
+        on_judging=lambda: _resolve(judging),
     )
 
     def store() -> bool:
         # Runs to the end on its thread even if the request is cancelled meanwhile, so
-        # the executor always learns whether its batch was committed.
+        # the scoring task always learns whether its batch was committed.
         try:
             with session_scope(url) as session:
                 _, created = batching.store_batch(
@@ -136,23 +151,73 @@ async def _score_while_storing(
             work.sample_rows.set_exception(AlreadyStored(prepared.batch_id))
         return created
 
-    expected = dispatcher.expect(prepared.batch_id)
+    known_hacks = (
+        await run_in_threadpool(known_hacks_for, work, settings) if plan.get("detectors") else []
+    )
+    scoring = asyncio.ensure_future(
+        score_work(work, settings=settings, registry=state.registry, known_hacks=known_hacks)
+    )
+    review: dict[str, asyncio.Future] = {}  # set by _after_scoring when review items are due
+    scoring.add_done_callback(
+        lambda task: _after_scoring(task, work.batch_id, url, dispatcher, review)
+    )
+    # The judge calls go out first: storing the batch also needs the interpreter, and the
+    # calls are what the trainer waits for.
+    await asyncio.wait(
+        [judging, scoring], timeout=JUDGING_HEAD_START_S, return_when=asyncio.FIRST_COMPLETED
+    )
     try:
-        try:
-            dispatcher.start(work)
-        except RuntimeError as exc:  # the executor is shutting down
-            raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
-        if not await run_in_threadpool(store):
-            return None
-        metrics.BATCHES_ACCEPTED.inc()
-        outcomes = await wait_for_batch(
-            url, prepared.batch_id, prepared.deadline_at, dispatcher, expected
-        )
-    finally:
-        dispatcher.forget(prepared.batch_id, expected)
-    if outcomes is not None:  # committed by the executor: no read-back
-        return _answer_from(body, plan, prepared.batch_id, outcomes)
+        created = await run_in_threadpool(store)
+    except BaseException:
+        scoring.cancel()
+        raise
+    if not created:
+        scoring.cancel()
+        return None
+    metrics.BATCHES_ACCEPTED.inc()
+    left_s = (prepared.deadline_at + DEADLINE_GRACE - utcnow()).total_seconds()
+    try:
+        async with asyncio.timeout(max(0.0, left_s)):
+            # shielded: a client that hangs up does not stop the scoring of a stored batch
+            scored = await asyncio.shield(scoring)
+    except Exception:  # logged by _after_scoring; the database decides what to answer
+        scored = None
+    if "queued" in review:  # review items are queued before the answer that flags them
+        await asyncio.shield(review["queued"])
+    if scored is not None and scored.outcomes is not None:  # committed: no read-back
+        return _answer_from(body, plan, prepared.batch_id, scored.outcomes)
+    await wait_for_batch(url, prepared.batch_id, prepared.deadline_at, dispatcher)
     return await run_in_threadpool(read, url, prepared.batch_id)
+
+
+def _after_scoring(
+    task: asyncio.Task,
+    batch_id: str,
+    url: str,
+    dispatcher: Any,
+    review: dict[str, asyncio.Future],
+) -> None:
+    """Once a fast-path batch is scored: wake other waiters and queue review items.
+
+    Runs as the scoring task's callback, so it happens even if the client hung up.
+    """
+    if task.cancelled():
+        return
+    error = task.exception()
+    if error is not None:
+        if not isinstance(error, BatchNotStored):
+            log.error("batch %s failed while scoring", batch_id, exc_info=error)
+        return
+    scored = task.result()
+    if scored.done:
+        dispatcher.mark_done(batch_id, scored.outcomes)
+        if scored.outcomes is None or may_need_review(scored.outcomes):  # clean: nothing to do
+            loop = asyncio.get_running_loop()
+            review["queued"] = loop.run_in_executor(None, _enqueue_review, batch_id, url)
+
+
+def _enqueue_review(batch_id: str, url: str) -> None:
+    enqueue_review(batch_id, database_url=url)
 
 
 async def _store_then_dispatch(
@@ -197,7 +262,7 @@ async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> 
     plan = await run_in_threadpool(
         batching.resolve_plan, body, settings=settings, registry=state.registry
     )
-    if hasattr(state.dispatcher, "start") and body.wait:
+    if isinstance(state.dispatcher, InProcessDispatcher) and body.wait:
         repeated = body.idempotency_key is not None and await run_in_threadpool(
             _key_used, settings.database_url, body
         )

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from judge_service.contracts import Aggregator
-from judge_service.domain import CallUsage, Outcome, Verdict
+from judge_service.domain import Outcome, Verdict, total_usage
 from judge_service.pipeline.judging import PanelMember
 
 
@@ -37,7 +37,7 @@ def agreement(scores: list[float], weights: list[float]) -> float:
 def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     """The consensus reward, or a masked outcome saying why there is none."""
     ok = [v for v in verdicts if v.ok and v.weight > 0]
-    usage = sum((v.usage for v in verdicts), CallUsage())
+    usage = total_usage(verdicts)
     if len(ok) < panel.quorum:
         timed_out = any(v.timed_out for v in verdicts)
         if timed_out:

@@ -61,14 +61,20 @@ async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None
 
 
 async def _guarded(
-    sample: Sample, plan: Plan, gate: asyncio.Semaphore, groups: GroupScores
+    sample: Sample, plan: Plan, gate: asyncio.Semaphore | None, groups: GroupScores
 ) -> Outcome:
+    if gate is None:
+        return await _evaluate_or_mask(sample, plan, groups)
     async with gate:
-        try:
-            return await evaluate_sample(sample, plan, groups)
-        except Exception as exc:  # the sample boundary: a bug masks one sample, not the batch
-            log.exception("sample %s failed", sample.id)
-            return Outcome.masked(sample.id, "internal_error", f"{type(exc).__name__}: {exc}")
+        return await _evaluate_or_mask(sample, plan, groups)
+
+
+async def _evaluate_or_mask(sample: Sample, plan: Plan, groups: GroupScores) -> Outcome:
+    try:
+        return await evaluate_sample(sample, plan, groups)
+    except Exception as exc:  # the sample boundary: a bug masks one sample, not the batch
+        log.exception("sample %s failed", sample.id)
+        return Outcome.masked(sample.id, "internal_error", f"{type(exc).__name__}: {exc}")
 
 
 def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
@@ -86,13 +92,19 @@ def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
 
 
 async def evaluate_batch(
-    samples: Sequence[tuple[int, Sample]], plan: Plan, on_outcome: OnOutcome
+    samples: Sequence[tuple[int, Sample]],
+    plan: Plan,
+    on_outcome: OnOutcome,
+    on_started: Callable[[], None] | None = None,
 ) -> int:
     """Score ``(position, sample)`` pairs, calling ``on_outcome`` as each finishes.
 
-    Returns how many outcomes were delivered (always ``len(samples)``).
+    ``on_started`` runs once every sample's first step has run, that is once the
+    judge calls are under way. Returns how many outcomes were delivered (always
+    ``len(samples)``).
     """
-    gate = asyncio.Semaphore(plan.concurrency)
+    # No gate when the whole batch fits under the concurrency limit (a GRPO step does).
+    gate = asyncio.Semaphore(plan.concurrency) if len(samples) > plan.concurrency else None
     by_group: dict[str, list[Sample]] = {}
     for _, sample in samples:
         if sample.group_id is not None and not sample.is_blank():
@@ -108,6 +120,9 @@ async def evaluate_batch(
         await on_outcome(index, outcome)
 
     tasks = [asyncio.ensure_future(score_and_deliver(i, s)) for i, s in samples]
+    if on_started is not None:
+        await asyncio.sleep(0)  # one turn of the loop: each task runs up to its first await
+        on_started()
     # Judges stop at the deadline themselves; the grace lets each sample's consensus use
     # the judges that did answer (down to the quorum) before unfinished work is cancelled.
     timeout = None

@@ -133,6 +133,16 @@ def mark_running(*, session: Session, batch_id: str) -> None:
     )
 
 
+def mark_done(*, session: Session, batch_id: str) -> bool:
+    """Mark the batch done, for a caller that knows every sample has its result."""
+    session.execute(
+        update(BatchRow)
+        .where(BatchRow.id == batch_id, BatchRow.status != "done")
+        .values(status="done", finished_at=utcnow())
+    )
+    return True
+
+
 def finish_if_complete(*, session: Session, batch_id: str) -> bool:
     """Mark the batch done once every sample has its result; True when it is done."""
     batch = session.get(BatchRow, batch_id, populate_existing=True)

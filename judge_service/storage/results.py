@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from judge_service.domain import CallUsage, Finding, Outcome, Verdict
+from judge_service.storage.bulk import insert_plain
 from judge_service.storage.tables import FindingRow, ResultRow, VerdictRow
 from judge_service.storage.types import safe_text
 
@@ -158,10 +159,8 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
             }
             for finding in item.outcome.findings
         )
-    if verdicts:
-        session.execute(insert(VerdictRow.__table__), verdicts)  # Core: no ORM bulk overhead
-    if findings:
-        session.execute(insert(FindingRow.__table__), findings)
+    insert_plain(session, VerdictRow.__table__, verdicts)
+    insert_plain(session, FindingRow.__table__, findings)
     return len(new_ids)
 
 

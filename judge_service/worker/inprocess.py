@@ -14,7 +14,7 @@ from judge_service.settings import Settings
 from judge_service.storage import batches, mining
 from judge_service.storage.db import session_scope
 from judge_service.worker.mining_task import MINE_TASK, mine_rubric
-from judge_service.worker.tasks import BatchWork, score_batch, score_prepared
+from judge_service.worker.tasks import score_batch
 
 log = logging.getLogger(__name__)
 
@@ -31,82 +31,53 @@ class InProcessDispatcher:
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
         self._lock = threading.Lock()
 
-    def _mark_done(self, batch_id: str, outcomes: list[Outcome] | None) -> None:
+    def mark_done(self, batch_id: str, outcomes: list[Outcome] | None) -> None:
         """Wake every request waiting on this batch, in whatever event loop it waits."""
         with self._lock:
             waiters = self._waiters.pop(batch_id, [])
         for loop, future in waiters:
             loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(outcomes))
 
-    def expect(self, batch_id: str) -> asyncio.Future:
-        """A future that this process sets when it finishes the batch (call before dispatch).
+    async def wait_done(
+        self, batch_id: str, timeout: float, is_done: Callable[[], Awaitable[bool]]
+    ) -> list[Outcome] | None:
+        """Wait until this process finishes the batch, or for ``timeout`` seconds.
 
-        Its result is the batch's stored outcomes in sample order when the run that
+        Returns the batch's stored outcomes in sample order when the run that
         finished it had them all in memory, else None (read the batch back).
+        ``is_done`` is checked after the waiter is registered, so a batch that
+        finished just before is never waited for until the timeout.
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future = loop.create_future()
         with self._lock:
             self._waiters.setdefault(batch_id, []).append((loop, future))
-        return future
-
-    def forget(self, batch_id: str, future: asyncio.Future) -> None:
-        """Stop waiting with ``future`` (after it fired, timed out or was cancelled)."""
-        with self._lock:
-            entries = self._waiters.get(batch_id, [])
-            self._waiters[batch_id] = [e for e in entries if e[1] is not future]
-            if not self._waiters[batch_id]:
-                del self._waiters[batch_id]
-
-    async def wait_done(
-        self,
-        batch_id: str,
-        timeout: float,
-        is_done: Callable[[], Awaitable[bool]] | None = None,
-        future: asyncio.Future | None = None,
-    ) -> list[Outcome] | None:
-        """Wait until this process finishes the batch, or for ``timeout`` seconds.
-
-        Pass the ``future`` from :meth:`expect` when the caller dispatched the batch
-        itself; otherwise ``is_done`` is checked after the waiter is registered, so a
-        batch that finished just before is never waited for until the timeout.
-        Returns what :meth:`expect`'s future holds, or None.
-        """
-        future = future if future is not None else self.expect(batch_id)
         try:
-            if is_done is not None and await is_done():
+            if await is_done():
                 return None
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:
             return None
         finally:
-            self.forget(batch_id, future)
+            with self._lock:
+                entries = [e for e in self._waiters.get(batch_id, []) if e[1] is not future]
+                if entries:
+                    self._waiters[batch_id] = entries
+                else:
+                    self._waiters.pop(batch_id, None)
 
     def _run(self, batch_id: str) -> str:
         try:
             return score_batch(
-                batch_id, settings=self.settings, registry=self.registry, on_done=self._mark_done
+                batch_id, settings=self.settings, registry=self.registry, on_done=self.mark_done
             )
         except Exception:
             log.exception("batch %s failed in the embedded executor", batch_id)
             raise
 
-    def _run_prepared(self, work: BatchWork) -> str:
-        try:
-            return score_prepared(
-                work, settings=self.settings, registry=self.registry, on_done=self._mark_done
-            )
-        except Exception:
-            log.exception("batch %s failed in the embedded executor", work.batch_id)
-            raise
-
     def submit(self, batch_id: str) -> Future[str]:
         return self.pool.submit(self._run, batch_id)
-
-    def start(self, work: BatchWork) -> Future[str]:
-        """Score a batch from memory; ``work.sample_rows`` resolves once it is committed."""
-        return self.pool.submit(self._run_prepared, work)
 
     def submit_task(self, name: str, *args: str) -> Future[str]:
         """Another task by its Celery name, run on the same pool."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from judge_service import metrics
@@ -45,9 +46,11 @@ class ResultWriter:
         batch_id: str,
         positions: list[int],
         sample_rows: Future[dict[int, int]],
+        n_samples: int,
     ) -> None:
         self.database_url = database_url
         self.batch_id = batch_id
+        self.n_samples = n_samples
         self.positions = positions
         self.sample_rows = sample_rows
         self.buffer: list[tuple[int, Outcome]] = []
@@ -56,13 +59,17 @@ class ResultWriter:
         self.all_inserted = True  # False once another run had stored some of these first
         self.received = 0
         self.not_stored: BatchNotStored | None = None
+        # Counted here and added to the Prometheus counters per write: ``labels()``
+        # costs a few microseconds a call, per sample and per verdict.
+        self.outcome_counts: Counter[str] = Counter()
+        self.verdict_counts: Counter[tuple[str, str]] = Counter()
 
     async def add(self, index: int, outcome: Outcome) -> None:
         """Take the outcome of ``positions[index]``; write a chunk when one is due."""
-        metrics.SAMPLES_SCORED.labels(outcome.failure_kind or "valid").inc()
+        self.outcome_counts[outcome.failure_kind or "valid"] += 1
         for verdict in outcome.judges:
             status = "ok" if verdict.ok else "timeout" if verdict.timed_out else "error"
-            metrics.JUDGE_VERDICTS.labels(verdict.judge, status).inc()
+            self.verdict_counts[verdict.judge, status] += 1
         self.buffer.append((self.positions[index], outcome))
         self.received += 1
         if self.received == len(self.positions):
@@ -83,6 +90,7 @@ class ResultWriter:
     async def _flush(self, *, finish: bool) -> bool:
         chunk, self.buffer = self.buffer, []
         self.last_flush = time.monotonic()
+        self._count()
         if (not chunk and not finish) or self.not_stored is not None:
             return False
         loop = asyncio.get_running_loop()
@@ -94,6 +102,14 @@ class ResultWriter:
                 raise
             return False
 
+    def _count(self) -> None:
+        for kind, n in self.outcome_counts.items():
+            metrics.SAMPLES_SCORED.labels(kind).inc(n)
+        for (judge, status), n in self.verdict_counts.items():
+            metrics.JUDGE_VERDICTS.labels(judge, status).inc(n)
+        self.outcome_counts.clear()
+        self.verdict_counts.clear()
+
     def _write(self, chunk: list[tuple[int, Outcome]], finish: bool) -> bool:
         try:
             rows = self.sample_rows.result(timeout=STORED_WAIT_S)
@@ -102,14 +118,18 @@ class ResultWriter:
         scored = [ScoredSample(rows[position], position, outcome) for position, outcome in chunk]
         with session_scope(self.database_url) as session:
             inserted = save_results(session=session, batch_id=self.batch_id, scored=scored)
-            done = finish and batches.finish_if_complete(session=session, batch_id=self.batch_id)
-        self.stored.extend(scored)
-        self.all_inserted = self.all_inserted and inserted == len(scored)
-        return done
+            self.stored.extend(scored)
+            self.all_inserted = self.all_inserted and inserted == len(scored)
+            if not finish:
+                return False
+            if self.all_inserted and len(self.stored) == len(rows) == self.n_samples:
+                # every sample's result went in with this run: no need to count them
+                return batches.mark_done(session=session, batch_id=self.batch_id)
+            return batches.finish_if_complete(session=session, batch_id=self.batch_id)
 
-    def answered(self, n_samples: int) -> list[Outcome] | None:
+    def answered(self) -> list[Outcome] | None:
         """Every stored outcome in sample order, when this run stored the whole batch."""
-        if not self.all_inserted or len(self.stored) != n_samples:
+        if not self.all_inserted or len(self.stored) != self.n_samples:
             return None
         return [item.outcome for item in sorted(self.stored, key=lambda item: item.position)]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from judge_service.domain import Outcome
 from judge_service.review.evidence import rollout_evidence
 from judge_service.review.queue_policy import QueuePolicy, select
 from judge_service.storage import batches, review
@@ -15,6 +16,16 @@ from judge_service.storage.db import session_scope
 from judge_service.storage.rollouts import batch_rollouts
 
 log = logging.getLogger(__name__)
+
+
+def may_need_review(outcomes: list[Outcome], policy: QueuePolicy | None = None) -> bool:
+    """The in-memory twin of the SQL pre-check: does any outcome reach the review policy?"""
+    policy = policy or QueuePolicy()
+    return any(
+        o.hack_score >= policy.uncertain
+        or (o.agreement is not None and o.agreement < policy.disagreement)
+        for o in outcomes
+    )
 
 
 def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | None = None) -> int:

@@ -1,10 +1,11 @@
 """The batch-scoring task: the one place that joins pipeline and storage.
 
-Celery workers and the embedded executor both call :func:`score_batch`, which
-reads the batch back from the database. The embedded executor may instead call
-:func:`score_prepared` with the samples it already holds, and start judging
-while the API is still committing them. Both are safe to run twice: samples
-already scored are skipped, and a result is inserted only if its sample has none.
+Celery workers and the embedded executor call :func:`score_batch`, which reads
+the batch back from the database. An embedded server answering a waiting request
+awaits :func:`score_work` on its own event loop instead, with the samples it
+already holds, and starts judging while the batch is still being committed.
+Both are safe to run twice: samples already scored are skipped, and a result is
+inserted only if its sample has none.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from judge_service.storage.db import session_scope
 from judge_service.storage.results import ScoredSample, save_results
 from judge_service.storage.review import list_known_hacks
 from judge_service.storage.types import utcnow
-from judge_service.worker.result_writer import BatchNotStored, ResultWriter, resolved
+from judge_service.worker.result_writer import ResultWriter, resolved
 from judge_service.worker.review_enqueue import enqueue_review
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class BatchWork:
     run_id: str | None = None
     step: int | None = None
     sample_rows: Future[dict[int, int]] = field(default_factory=Future)
+    on_judging: Callable[[], None] | None = None  # called once the judge calls are under way
 
 
 def _known_hack_texts(settings: Settings) -> list[str]:
@@ -128,20 +130,38 @@ async def _score(work: BatchWork, plan_factory: Callable[[], Plan], writer: Resu
         plan = plan_factory()
     except Exception as exc:  # a plan that can't be built masks the batch, with the reason
         log.exception("cannot build the plan")
+        if work.on_judging is not None:
+            work.on_judging()  # no judge calls will be made: nobody should wait for them
         for index, sample in enumerate(work.samples):
             reason = f"cannot build the judge panel: {exc}"
             await writer.add(index, Outcome.masked(sample.id, "internal_error", reason))
     else:
-        await evaluate_batch(list(enumerate(work.samples)), plan, writer.add)
+        await evaluate_batch(list(enumerate(work.samples)), plan, writer.add, work.on_judging)
     return await writer.finish()
 
 
-def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:
-    """Score the work's samples, store them, and mark the batch done when complete."""
-    known_hacks = _known_hack_texts(settings) if work.plan.get("detectors") else []
+@dataclass(frozen=True)
+class Scored:
+    """How a run of a batch ended: done or not, and its stored outcomes when known."""
+
+    done: bool
+    outcomes: list[Outcome] | None  # in sample order, when this run stored every one
+
+
+async def score_work(
+    work: BatchWork, *, settings: Settings, registry: Registry, known_hacks: list[str]
+) -> Scored:
+    """Score the work's samples on the running event loop, store the outcomes, and mark
+    the batch done when complete.
+
+    Raises :class:`BatchNotStored` when ``work.sample_rows`` fails: the batch was never
+    committed (or a concurrent request stored it first), so nothing was written.
+    """
     left_s = (work.deadline_at - utcnow()).total_seconds()
     deadline = time.monotonic() + max(0.0, left_s)
-    writer = ResultWriter(settings.database_url, work.batch_id, work.positions, work.sample_rows)
+    writer = ResultWriter(
+        settings.database_url, work.batch_id, work.positions, work.sample_rows, work.n_samples
+    )
     run_stats = {"run_id": work.run_id, "step": work.step, **batch_stats(work.samples)}
 
     def plan_factory() -> Plan:
@@ -155,12 +175,30 @@ def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: On
         )
 
     with metrics.BATCH_SECONDS.time():
-        done = asyncio.run(_score(work, plan_factory, writer))
-    if done:
+        done = await _score(work, plan_factory, writer)
+    return Scored(done, writer.answered() if done else None)
+
+
+def known_hacks_for(work: BatchWork, settings: Settings) -> list[str]:
+    """The known-hack corpus, read only when the batch runs detectors."""
+    return _known_hack_texts(settings) if work.plan.get("detectors") else []
+
+
+def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:
+    """Score a batch on a fresh event loop of this thread (Celery, embedded executor)."""
+    scored = asyncio.run(
+        score_work(
+            work,
+            settings=settings,
+            registry=registry,
+            known_hacks=known_hacks_for(work, settings),
+        )
+    )
+    if scored.done:
         if on_done is not None:  # the answer can go out now; review queueing is a side channel
-            on_done(work.batch_id, writer.answered(work.n_samples))
+            on_done(work.batch_id, scored.outcomes)
         enqueue_review(work.batch_id, database_url=settings.database_url)
-    return "done" if done else "running"
+    return "done" if scored.done else "running"
 
 
 def score_batch(
@@ -197,26 +235,6 @@ def score_batch(
             sample_rows=resolved({r.position: r.id for r in rows}),
         )
     return _run(work, settings=settings, registry=registry, on_done=on_done)
-
-
-def score_prepared(
-    work: BatchWork,
-    *,
-    settings: Settings,
-    registry: Registry,
-    on_done: OnDone | None = None,
-) -> str:
-    """Score a batch from memory while its samples are being committed.
-
-    ``work.sample_rows`` resolves once they are; if it fails instead (the API
-    found the batch already stored, or could not store it), nothing is written
-    and the status is ``not_stored``.
-    """
-    try:
-        return _run(work, settings=settings, registry=registry, on_done=on_done)
-    except BatchNotStored:
-        log.info("batch %s was not stored; its in-memory run is dropped", work.batch_id)
-        return "not_stored"
 
 
 def expire_batch(batch_id: str, *, database_url: str) -> bool:
