@@ -9,13 +9,18 @@ Two judges: ``slow_constant`` (the test plugin's judge that answers after 50 ms:
 service's own overhead) and an LLM judge on the OpenAI-compatible fake with 50 ms
 latency (adds litellm's per-call CPU cost).
 
-    .venv/bin/python bench/grpo_wait.py [--steps 5]
+    .venv/bin/python bench/grpo_wait.py [--steps 20] [--audit]
+
+The trainer side calls the reward function the way GRPOTrainer does: from one
+event loop on a background thread, every step. Without ``--audit`` the service runs
+the judges only (``JS_DETECTORS=none``); with it, also the default detectors.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import threading
@@ -24,6 +29,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at run time
 
 from rich.console import Console
 from rich.table import Table
@@ -110,13 +116,17 @@ def step_wait(reward, step: int, trainer: TrainerLoop) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument(
+        "--audit", action="store_true", help="keep the default hindsight audit on (CPU detectors)"
+    )
     args = parser.parse_args()
     ensure_test_plugin()
     fake, api_base = fake_judge_server(int(LATENCY_S * 1000))
     tmp = Path("/tmp") / f"js-grpo-{uuid.uuid4().hex[:6]}"
     tmp.mkdir()
-    env = service_env(JS_DATABASE_URL=f"sqlite:///{tmp / 'grpo.db'}", JS_DETECTORS="none")
+    detectors = {} if args.audit else {"JS_DETECTORS": "none"}
+    env = service_env(JS_DATABASE_URL=f"sqlite:///{tmp / 'grpo.db'}", **detectors)
     server, url, key = start_service(env)
     judges = {
         "slow_constant (50 ms)": {"name": "slow_constant", "delay_s": LATENCY_S, "score": 0.5},

@@ -90,6 +90,43 @@ def test_client_retries_5xx_with_the_same_idempotency_key():
     assert len(seen) == 3 and len(set(seen)) == 1
 
 
+def test_client_chunks_keep_grpo_groups_whole_and_answers_in_input_order():
+    """A chunk boundary never splits a group (its stats and relative judges need all of
+    it); results still come back in the caller's order."""
+    batches: list[list[dict]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        batches.append(body["samples"])
+        results = [{"id": s["id"], "reward": 0.5, "valid": True} for s in body["samples"]]
+        progress = {"scored": len(results), "total": len(results)}
+        answer = {"batch_id": "b", "status": "done", "results": results, "progress": progress}
+        return httpx.Response(200, json=answer)
+
+    samples = [
+        {"id": f"s{i}", "group_id": f"g{i % 3}", "prompt": "p", "completion": "c"}
+        for i in range(12)
+    ] + [{"id": "loose", "prompt": "p", "completion": "c"}]
+    client = AsyncRewardClient("http://svc", chunk_size=5, transport=httpx.MockTransport(handler))
+    results = asyncio.run(client.score(samples))
+    assert [r.id for r in results] == [s["id"] for s in samples]
+    groups_per_batch = [{s.get("group_id") for s in batch} for batch in batches]
+    for group in ("g0", "g1", "g2"):
+        assert sum(group in groups for groups in groups_per_batch) == 1, groups_per_batch
+    with pytest.raises(ValueError, match="unique"):
+        asyncio.run(client.score(samples + samples[:1]))
+
+
+def test_client_names_an_answer_that_is_not_json():
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>a proxy's login page</html>")
+
+    client = AsyncRewardClient("http://svc", transport=httpx.MockTransport(handler))
+    with pytest.raises(RewardServiceError) as bad:
+        asyncio.run(client.score(_samples(1)))
+    assert bad.value.code == "bad_response" and "login page" in bad.value.message
+
+
 def test_trl_reward_function_masks_as_none_and_groups_prompts(service):
     logged: dict[str, list] = {}
     reward = reward_function(

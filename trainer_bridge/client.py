@@ -22,6 +22,7 @@ import httpx
 from judge_service.wire import RewardRequest, RewardResponse, SampleIn, SampleResult
 
 SampleLike = SampleIn | dict[str, Any]
+JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 class RewardError(Exception):
@@ -172,11 +173,13 @@ class AsyncRewardClient:
         while True:
             left = deadline - time.monotonic()
             request.timeout_s = max(1.0, left - 1.0)
-            body = request.model_dump(mode="json", exclude_none=True)
+            body = request.model_dump_json(exclude_none=True)  # pydantic-core straight to JSON
             try:
-                response = await http.post("/v1/rewards", json=body, timeout=left)
+                response = await http.post(
+                    "/v1/rewards", content=body, headers=JSON_HEADERS, timeout=left
+                )
                 if response.status_code in (200, 202):
-                    answer = RewardResponse.model_validate(response.json())
+                    answer = _parse(response)
                     if answer.status != "done":
                         answer = await self._poll(http, answer.batch_id, deadline)
                     return answer
@@ -204,7 +207,7 @@ class AsyncRewardClient:
             except httpx.TransportError:
                 response = None
             if response is not None and response.status_code == 200:
-                return RewardResponse.model_validate(response.json())
+                return _parse(response)
             if (
                 response is not None
                 and response.status_code not in (202, 429)
@@ -213,6 +216,16 @@ class AsyncRewardClient:
                 raise _service_error(response)
             await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 1.5, 1.0)
+
+
+def _parse(response: httpx.Response) -> RewardResponse:
+    """The answer, or a clear error when a 200 carries something else (a proxy's page, say)."""
+    try:
+        return RewardResponse.model_validate_json(response.content)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise RewardServiceError(
+            response.status_code, "bad_response", f"not a reward answer: {response.text[:200]!r}"
+        ) from exc
 
 
 def chunk_by_group(samples: list[SampleIn], size: int) -> list[list[SampleIn]]:
