@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from judge_service import wire
 from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
 from judge_service.auditors import hindsight_models, resolve_detectors
-from judge_service.domain import CallUsage, Outcome
+from judge_service.domain import Outcome
 from judge_service.errors import (
     Conflict,
     DuplicateSampleIds,
@@ -283,7 +283,13 @@ def done_response(
     Shared by the read-back and by the answer built from the worker's memory, so
     both give the same bytes.
     """
-    usage = sum((o.usage for o in outcomes), CallUsage())
+    usage = wire.Usage(  # plain sums: adding 256 pydantic objects costs more than it should
+        judge_calls=sum(o.usage.judge_calls for o in outcomes),
+        cache_hits=sum(o.usage.cache_hits for o in outcomes),
+        prompt_tokens=sum(o.usage.prompt_tokens for o in outcomes),
+        completion_tokens=sum(o.usage.completion_tokens for o in outcomes),
+        cost_usd=sum(o.usage.cost_usd for o in outcomes),
+    )
     return wire.RewardResponse(
         batch_id=batch_id,
         status="done",
@@ -293,5 +299,5 @@ def done_response(
         progress=wire.Progress(scored=len(outcomes), total=len(outcomes)),
         results=[wire.SampleResult.model_validate(o, from_attributes=True) for o in outcomes],
         groups=_groups(list(enumerate(outcomes)), dict(enumerate(group_ids))),
-        usage=wire.Usage.model_validate(usage.model_dump()),
+        usage=usage,
     )

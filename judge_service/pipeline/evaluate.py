@@ -8,6 +8,7 @@ as a whole.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,12 +41,17 @@ class Plan:
     concurrency: int = 256
     settings: object = None
 
+    @functools.cached_property
+    def context(self) -> JudgeContext:
+        """What every judge call of the batch receives (the same for all its samples)."""
+        return JudgeContext(rubric=self.rubric, deadline=self.deadline, settings=self.settings)
+
 
 async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None = None) -> Outcome:
     """One sample through judges, consensus and audit."""
     if sample.is_blank():
         return Outcome.masked(sample.id, "bad_sample", "the completion is empty")
-    context = JudgeContext(rubric=plan.rubric, deadline=plan.deadline, settings=plan.settings)
+    context = plan.context
     verdicts = await run_panel(plan.panel.members, sample, context, groups)
     outcome = decide(sample.id, verdicts, plan.panel)
     if not plan.detectors:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -11,9 +12,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from judge_service.domain import CallUsage, Finding, Outcome, Verdict
-from judge_service.storage.bulk import insert_plain
+from judge_service.storage.bulk import insert_ignoring_returning, insert_plain
 from judge_service.storage.tables import FindingRow, ResultRow, VerdictRow
-from judge_service.storage.types import safe_text
+from judge_service.storage.types import safe_text, utcnow
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def as_stored(outcome: Outcome) -> Outcome:
     )
 
 
-def _result_values(batch_id: str, item: ScoredSample) -> dict[str, Any]:
+def _result_values(batch_id: str, item: ScoredSample, now: datetime) -> dict[str, Any]:
     outcome, usage = item.outcome, item.outcome.usage
     return {
         "sample_id": item.sample_pk,
@@ -111,6 +112,7 @@ def _result_values(batch_id: str, item: ScoredSample) -> dict[str, Any]:
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "cost_usd": usage.cost_usd,
+        "created_at": now,
     }
 
 
@@ -126,9 +128,20 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
         return 0
     # RETURNING carries sample_id, so rows are matched by it and their order is not needed:
     # asking SQLAlchemy for parameter order makes SQLite insert one row per statement.
-    columns = ResultRow.__table__.c
-    statement = _insert_ignoring_duplicates(session).returning(columns.id, columns.sample_id)
-    rows = session.execute(statement, [_result_values(batch_id, item) for item in scored]).all()
+    now = utcnow()
+    values = [_result_values(batch_id, item, now) for item in scored]
+    if session.get_bind().dialect.name == "sqlite":  # the embedded default: the lean path
+        rows = insert_ignoring_returning(
+            session,
+            ResultRow.__table__,
+            values,
+            conflict="sample_id",
+            returning=("id", "sample_id"),
+        )
+    else:
+        columns = ResultRow.__table__.c
+        statement = _insert_ignoring_duplicates(session).returning(columns.id, columns.sample_id)
+        rows = session.execute(statement, values).all()
     new_ids = {sample_pk: result_id for result_id, sample_pk in rows}
     verdicts: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
