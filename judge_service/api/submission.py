@@ -65,14 +65,11 @@ def settle(url: str, batch_id: str) -> bool:
     return expire_batch(batch_id, database_url=url) if overdue else False
 
 
-async def wait_for_batch(
-    url: str, batch_id: str, deadline_at: datetime, dispatcher: Any
-) -> list[Outcome] | None:
+async def wait_for_batch(url: str, batch_id: str, deadline_at: datetime, dispatcher: Any) -> None:
     """Wait until the batch is done; the deadline (plus grace) bounds the wait.
 
-    The embedded executor signals the moment a batch is done, and hands over its
-    stored outcomes when it has them all (returned here; None means read back).
-    A Celery batch is polled, at most every 50 ms.
+    The embedded executor signals the moment a batch is done; a Celery batch is
+    polled, at most every 50 ms.
     """
     wait_done = getattr(dispatcher, "wait_done", None)
     if wait_done is not None:
@@ -81,14 +78,11 @@ async def wait_for_batch(
             return await run_in_threadpool(settle, url, batch_id)
 
         left_s = max(0.0, (deadline_at + DEADLINE_GRACE - utcnow()).total_seconds())
-        outcomes = await wait_done(batch_id, left_s, is_done)
-        if outcomes is not None:
-            return outcomes
+        await wait_done(batch_id, left_s, is_done)
     delay = 0.005
     while not await run_in_threadpool(settle, url, batch_id):
         await asyncio.sleep(delay)
         delay = min(delay * 1.5, 0.05)
-    return None
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -210,7 +204,7 @@ def _after_scoring(
         return
     scored = task.result()
     if scored.done:
-        dispatcher.mark_done(batch_id, scored.outcomes)
+        dispatcher.mark_done(batch_id)
         if scored.outcomes is None or may_need_review(scored.outcomes):  # clean: nothing to do
             loop = asyncio.get_running_loop()
             review["queued"] = loop.run_in_executor(None, _enqueue_review, batch_id, url)
@@ -243,9 +237,7 @@ async def _store_then_dispatch(
                 batching.discard_batch(session=session, batch_id=batch_id)
             raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
     if body.wait:
-        outcomes = await wait_for_batch(url, batch_id, deadline_at, dispatcher)
-        if outcomes is not None and created:  # committed by the worker: no read-back
-            return _answer_from(body, plan, batch_id, outcomes)
+        await wait_for_batch(url, batch_id, deadline_at, dispatcher)
     return await run_in_threadpool(read, url, batch_id)
 
 

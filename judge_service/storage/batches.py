@@ -133,14 +133,13 @@ def mark_running(*, session: Session, batch_id: str) -> None:
     )
 
 
-def mark_done(*, session: Session, batch_id: str) -> bool:
+def mark_done(*, session: Session, batch_id: str) -> None:
     """Mark the batch done, for a caller that knows every sample has its result."""
     session.execute(
         update(BatchRow)
         .where(BatchRow.id == batch_id, BatchRow.status != "done")
         .values(status="done", finished_at=utcnow())
     )
-    return True
 
 
 def finish_if_complete(*, session: Session, batch_id: str) -> bool:
@@ -152,11 +151,7 @@ def finish_if_complete(*, session: Session, batch_id: str) -> bool:
         return True
     if count_results(session=session, batch_id=batch_id) < batch.n_samples:
         return False
-    session.execute(
-        update(BatchRow)
-        .where(BatchRow.id == batch_id, BatchRow.status != "done")
-        .values(status="done", finished_at=utcnow())
-    )
+    mark_done(session=session, batch_id=batch_id)
     return True
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from judge_service.domain import CallUsage, Finding, Outcome, Verdict
@@ -31,13 +31,6 @@ class ScoredSample:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcome", as_stored(self.outcome))
-
-
-def _insert_ignoring_duplicates(session: Session):
-    dialect = session.get_bind().dialect.name
-    module = postgresql if dialect == "postgresql" else sqlite
-    table = ResultRow.__table__  # Core, not ORM: the ORM bulk path costs more per row
-    return module.insert(table).on_conflict_do_nothing(index_elements=["sample_id"])
 
 
 #: Text limits of the stored columns (``safe_text`` also drops NUL and lone surrogates).
@@ -138,9 +131,13 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
             conflict="sample_id",
             returning=("id", "sample_id"),
         )
-    else:
-        columns = ResultRow.__table__.c
-        statement = _insert_ignoring_duplicates(session).returning(columns.id, columns.sample_id)
+    else:  # PostgreSQL
+        table = ResultRow.__table__
+        statement = (
+            postgresql.insert(table)
+            .on_conflict_do_nothing(index_elements=["sample_id"])
+            .returning(table.c.id, table.c.sample_id)
+        )
         rows = session.execute(statement, values).all()
     new_ids = {sample_pk: result_id for result_id, sample_pk in rows}
     verdicts: list[dict[str, Any]] = []

@@ -8,7 +8,6 @@ import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from judge_service.domain import Outcome
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import batches, mining
@@ -31,20 +30,18 @@ class InProcessDispatcher:
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
         self._lock = threading.Lock()
 
-    def mark_done(self, batch_id: str, outcomes: list[Outcome] | None) -> None:
+    def mark_done(self, batch_id: str) -> None:
         """Wake every request waiting on this batch, in whatever event loop it waits."""
         with self._lock:
             waiters = self._waiters.pop(batch_id, [])
         for loop, future in waiters:
-            loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(outcomes))
+            loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(None))
 
     async def wait_done(
         self, batch_id: str, timeout: float, is_done: Callable[[], Awaitable[bool]]
-    ) -> list[Outcome] | None:
-        """Wait until this process finishes the batch, or for ``timeout`` seconds.
+    ) -> None:
+        """Return when this process finishes the batch, or after ``timeout`` seconds.
 
-        Returns the batch's stored outcomes in sample order when the run that
-        finished it had them all in memory, else None (read the batch back).
         ``is_done`` is checked after the waiter is registered, so a batch that
         finished just before is never waited for until the timeout.
         """
@@ -54,17 +51,16 @@ class InProcessDispatcher:
             self._waiters.setdefault(batch_id, []).append((loop, future))
         try:
             if await is_done():
-                return None
-            async with asyncio.timeout(timeout):
-                return await future
+                return
+            await asyncio.wait_for(future, timeout)
         except TimeoutError:
-            return None
+            pass
         finally:
             with self._lock:
-                entries = [e for e in self._waiters.get(batch_id, []) if e[1] is not future]
-                if entries:
-                    self._waiters[batch_id] = entries
-                else:
+                entries = self._waiters.get(batch_id, [])
+                if (loop, future) in entries:
+                    entries.remove((loop, future))
+                if not entries:
                     self._waiters.pop(batch_id, None)
 
     def _run(self, batch_id: str) -> str:

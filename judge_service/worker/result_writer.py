@@ -124,7 +124,8 @@ class ResultWriter:
                 return False
             if self.all_inserted and len(self.stored) == len(rows) == self.n_samples:
                 # every sample's result went in with this run: no need to count them
-                return batches.mark_done(session=session, batch_id=self.batch_id)
+                batches.mark_done(session=session, batch_id=self.batch_id)
+                return True
             return batches.finish_if_complete(session=session, batch_id=self.batch_id)
 
     def answered(self) -> list[Outcome] | None:

@@ -40,8 +40,8 @@ from judge_service.worker.review_enqueue import enqueue_review
 
 log = logging.getLogger(__name__)
 
-#: Called with the batch id and, when known in memory, its outcomes in sample order.
-OnDone = Callable[[str, "list[Outcome] | None"], None]
+#: Called with the batch id once the batch is committed as done.
+OnDone = Callable[[str], None]
 
 
 @dataclass
@@ -196,7 +196,7 @@ def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: On
     )
     if scored.done:
         if on_done is not None:  # the answer can go out now; review queueing is a side channel
-            on_done(work.batch_id, scored.outcomes)
+            on_done(work.batch_id)
         enqueue_review(work.batch_id, database_url=settings.database_url)
     return "done" if scored.done else "running"
 
@@ -210,9 +210,7 @@ def score_batch(
 ) -> str:
     """Score every unscored sample of a stored batch and mark it done. Returns its status.
 
-    ``on_done(batch_id, outcomes)`` runs once the batch is committed as done;
-    ``outcomes`` are the stored outcomes in sample order when this run scored all
-    of them, else None (the caller reads the batch back).
+    ``on_done(batch_id)`` runs once the batch is committed as done.
     """
     with session_scope(settings.database_url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
