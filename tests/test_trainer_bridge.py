@@ -248,3 +248,47 @@ def test_verifiers_group_reward_function_makes_one_call_per_group(service):
     with sqlite3.connect(service["db"]) as db:
         batches = db.execute("SELECT n_samples FROM batches WHERE run_id = 'vf-group'").fetchall()
     assert batches == [(3,)]
+
+
+def test_verifiers_rubric_scores_a_group_through_the_service(service):
+    """verifiers' own ``Rubric`` takes the group reward function (recognised by its plural
+    arguments), calls it once per group, and writes the rewards into its states."""
+    import verifiers as vf
+
+    from trainer_bridge.verifiers import group_reward_function
+
+    rubric = vf.Rubric(
+        funcs=[
+            group_reward_function(
+                service["url"], api_key=service["key"], judges=["reference_match"], run_id="vf-rub"
+            )
+        ]
+    )
+    prompt = [{"role": "user", "content": "What is 2+2?"}]
+    states = [
+        vf.State(
+            prompt=prompt,
+            completion=[{"role": "assistant", "content": text}],
+            answer="4",
+            trajectory=[],
+        )
+        for text in ("The answer is 4", "5", "")
+    ]
+    asyncio.run(rubric.score_group(states))
+    assert [s["reward"] for s in states] == [1.0, 0.0, 0.0]
+    assert [s["judge_service_valid"] for s in states] == [True, True, False]
+    assert states[0]["advantage"] == pytest.approx(2 / 3)
+    with sqlite3.connect(service["db"]) as db:
+        batches = db.execute("SELECT n_samples FROM batches WHERE run_id = 'vf-rub'").fetchall()
+    assert batches == [(3,)]
+
+
+def test_verifiers_group_whose_call_fails_is_masked_with_the_reason():
+    from trainer_bridge.verifiers import group_reward_function
+
+    reward = group_reward_function("http://127.0.0.1:9", api_key="k", retries=1, backoff_s=0.01)
+    states: list[dict] = [{}, {}]
+    rewards = asyncio.run(reward(prompts=["p", "p"], completions=["a", "b"], states=states))
+    assert rewards == [0.0, 0.0]
+    assert [s["judge_service_valid"] for s in states] == [False, False]
+    assert "127.0.0.1:9" in states[0]["judge_service_error"]

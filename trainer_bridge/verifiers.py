@@ -1,16 +1,22 @@
 """verifiers adapter: a group reward function making one service call per group.
 
-Use it in a ``vf.Rubric``: ``vf.Rubric(funcs=[group_reward_function(url, api_key=k)])``.
-verifiers expects numbers, so a masked rollout scores ``masked_value`` (0.0 by default);
-its state gets ``judge_service_valid: False``.
+Use it in a ``vf.Rubric``: ``vf.Rubric(funcs=[group_reward_function(url, api_key=k)])``
+(verifiers 0.3; its plural arguments mark it as a group function). verifiers expects
+numbers, so a masked rollout scores ``masked_value`` (0.0 by default); its state gets
+``judge_service_valid: False``. A call that fails (after the client's retries) masks the
+whole group the same way, with ``judge_service_error`` saying why: left to verifiers, the
+error would become a bare 0.0 for every rollout.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from trainer_bridge.client import AsyncRewardClient
+from trainer_bridge.client import AsyncRewardClient, RewardError
+
+log = logging.getLogger(__name__)
 
 
 def group_reward_function(
@@ -22,8 +28,13 @@ def group_reward_function(
     run_id: str | None = None,
     timeout_s: float = 600.0,
     masked_value: float = 0.0,
+    **client_options: Any,
 ) -> Callable[..., Awaitable[list[float]]]:
-    """An async function over a group's ``prompts``/``completions``/``answers``/``states``."""
+    """An async function over a group's ``prompts``/``completions``/``answers``/``states``.
+
+    One client serves every call, so the connection stays open between groups.
+    """
+    client = AsyncRewardClient(base_url, api_key, timeout=timeout_s, **client_options)
 
     async def judge_service(
         prompts: list[Any],
@@ -46,8 +57,15 @@ def group_reward_function(
             if answer not in (None, ""):
                 sample["reference"] = answer
             samples.append(sample)
-        client = AsyncRewardClient(base_url, api_key, timeout=timeout_s)
-        results = await client.score(samples, rubric=rubric, judges=judges, run_id=run_id)
+        try:
+            results = await client.score(samples, rubric=rubric, judges=judges, run_id=run_id)
+        except RewardError as exc:
+            log.warning("judge-service gave no rewards for a group of %d: %s", len(samples), exc)
+            for state in states or []:
+                if isinstance(state, dict):
+                    state["judge_service_valid"] = False
+                    state["judge_service_error"] = str(exc)
+            return [masked_value] * len(samples)
         for state, result in zip(states or [], results, strict=False):
             if isinstance(state, dict):
                 state["judge_service_valid"] = result.valid
