@@ -106,6 +106,12 @@ class RewardRequest(_Strict):
         description="Map each judge's score through its isotonic calibration against human "
         "labels (GET /v1/judges/agreement) before consensus. Off by default.",
     )
+    detail: Literal["full", "compact"] = Field(
+        default="full",
+        description="`compact` answers each result without its `judges` and `components`. "
+        "Both are stored all the same: GET /v1/rewards/{batch_id} returns them. For trainers "
+        "that read only rewards, masks and hack scores: less to build, send and parse per step.",
+    )
 
 
 class JudgeResult(BaseModel):
@@ -140,6 +146,10 @@ class SampleResult(BaseModel):
     findings: list[FindingOut] = Field(default_factory=list)
 
 
+#: What a ``detail: "compact"`` answer leaves out of each result.
+COMPACT_RESULT_OMITS = frozenset({"judges", "components"})
+
+
 class GroupStats(BaseModel):
     reward_std: float
     has_advantage: bool
@@ -170,6 +180,12 @@ class RewardResponse(BaseModel):
     results: list[SampleResult] = Field(default_factory=list)
     groups: dict[str, GroupStats] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+
+    def to_json(self, *, compact: bool = False) -> str:
+        """The answer as JSON; ``compact`` leaves each result's judges and components out."""
+        if not compact:
+            return self.model_dump_json()
+        return self.model_dump_json(exclude={"results": {"__all__": set(COMPACT_RESULT_OMITS)}})
 
 
 class OpenRLHFRequest(BaseModel):

@@ -234,6 +234,33 @@ def test_answer_from_the_executor_equals_a_later_read_of_the_batch(client, keys)
     assert read_back.json() == answered
 
 
+def test_compact_answer_leaves_out_judges_and_components_but_stores_them(client, keys):
+    """``detail: compact`` (what the trainer adapters ask for) answers rewards, masks and
+    hack scores only; the full verdicts are stored and a full GET returns them."""
+    samples = [sample("right", "The answer is 4", group="g"), sample("blank", " ", group="g")]
+    body = {"samples": samples, "idempotency_key": "compact-1", "step": 3}
+    compact = post(client, keys["trainer"], **body, detail="compact")
+    assert compact.status_code == 200, compact.text
+    answered = compact.json()
+    kept = {"id", "reward", "valid", "failure_kind", "failure_reason", "raw_reward", "penalty"}
+    kept |= {"hack_score", "agreement", "findings"}
+    assert [set(r) for r in answered["results"]] == [kept, kept]
+    assert [r["reward"] for r in answered["results"]] == [1.0, None]
+    assert answered["results"][1]["failure_kind"] == "bad_sample"
+    url = f"/v1/rewards/{answered['batch_id']}"
+    assert client.get(url, params={"detail": "compact"}, headers=keys["trainer"]).json() == answered
+    full = client.get(url, headers=keys["trainer"]).json()
+    assert full["results"][0]["judges"][0]["judge"] == "reference_match"
+    assert full["results"][0]["components"] == {"judge/reference_match": 1.0}
+    for short, whole in zip(answered["results"], full["results"], strict=True):
+        assert short == {k: v for k, v in whole.items() if k not in ("judges", "components")}
+    # the same request in full detail is the same batch: detail does not change rewards
+    again = post(client, keys["trainer"], **body)
+    assert again.status_code == 200 and again.json() == full
+    wrong = post(client, keys["trainer"], samples=samples, detail="terse")
+    assert wrong.status_code == 422 and "detail" in wrong.text
+
+
 def test_a_batch_that_is_not_stored_is_not_scored_into_the_database(embedded_settings):
     """Judging may start before the API commits the samples; if the commit never happens
     (a concurrent request with the same idempotency key won), nothing is written."""

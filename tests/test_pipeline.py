@@ -6,6 +6,7 @@ Judges come from the registry: the built-ins plus the out-of-tree test plugin
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from judge_service.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES, audit, hack_score
 from judge_service.pipeline.consensus import Panel, agreement, decide
 from judge_service.pipeline.evaluate import Plan, evaluate_batch, evaluate_sample
+from judge_service.pipeline.judging import CallDeadline
 from judge_service.registry import Registry
 
 
@@ -255,6 +257,33 @@ async def test_deadline_falls_back_to_the_judges_that_answered() -> None:
         assert outcome.reward == 1.0
         late = {v.judge: v for v in outcome.judges}["slow_constant"]
         assert late.ok is False and late.timed_out is True
+
+
+async def test_one_timer_times_out_each_late_call_and_keeps_its_verdict() -> None:
+    """The batch's single deadline timer gives every late call a timed-out verdict."""
+    slow = panel({"name": "slow_constant", "weight": 1.0, "score": 0.9, "delay_s": 30.0})
+    plan = Plan(panel=slow, deadline=time.monotonic() + 0.3)
+    outcomes = await run_batch([(i, sample(f"s{i}")) for i in range(3)], plan)
+    for outcome in outcomes.values():
+        assert outcome.failure_kind == "timeout"
+        assert [(v.judge, v.timed_out, v.error) for v in outcome.judges] == [
+            ("slow_constant", True, "timeout")
+        ]
+    assert plan.call_deadline.running == set()  # nothing left for the timer to stop
+
+
+async def test_call_deadline_lets_an_outside_cancellation_through() -> None:
+    """Cancelling a call from outside is not a timeout: it stays a cancellation."""
+    deadline = CallDeadline(time.monotonic() + 30)
+    call = asyncio.ensure_future(deadline.run(asyncio.sleep(30)))
+    await asyncio.sleep(0.01)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    late = asyncio.ensure_future(CallDeadline(time.monotonic() + 0.05).run(asyncio.sleep(30)))
+    with pytest.raises(TimeoutError):
+        await late
+    deadline.close()
 
 
 async def test_quick_panel_beats_a_generous_deadline() -> None:

@@ -181,7 +181,7 @@ class AsyncRewardClient:
                 if response.status_code in (200, 202):
                     answer = _parse(response)
                     if answer.status != "done":
-                        answer = await self._poll(http, answer.batch_id, deadline)
+                        answer = await self._poll(http, answer.batch_id, deadline, request.detail)
                     return answer
                 if response.status_code < 500 and response.status_code != 429:
                     raise _service_error(response)
@@ -198,12 +198,12 @@ class AsyncRewardClient:
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
 
     async def _poll(
-        self, http: httpx.AsyncClient, batch_id: str, deadline: float
+        self, http: httpx.AsyncClient, batch_id: str, deadline: float, detail: str
     ) -> RewardResponse:
         delay = 0.05
         while True:
             try:
-                response = await http.get(f"/v1/rewards/{batch_id}")
+                response = await http.get(f"/v1/rewards/{batch_id}", params={"detail": detail})
             except httpx.TransportError:
                 response = None
             if response is not None and response.status_code == 200:

@@ -84,6 +84,7 @@ def reward_function(
             judges=judges,
             run_id=run_id,
             step=_step(kwargs.get("trainer_state")),
+            detail="compact",  # rewards, masks and hack scores are all TRL takes
         )
         log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
         if callable(log_extra):

@@ -58,7 +58,9 @@ def group_reward_function(
                 sample["reference"] = answer
             samples.append(sample)
         try:
-            results = await client.score(samples, rubric=rubric, judges=judges, run_id=run_id)
+            results = await client.score(
+                samples, rubric=rubric, judges=judges, run_id=run_id, detail="compact"
+            )
         except RewardError as exc:
             log.warning("judge-service gave no rewards for a group of %d: %s", len(samples), exc)
             for state in states or []:

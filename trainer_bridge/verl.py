@@ -59,6 +59,7 @@ def compute_score_batch(
         judges=info.get("judges"),
         run_id=info.get("run_id"),
         step=info.get("step"),
+        detail="compact",
     )
     return [_as_dict(r) for r in results]
 

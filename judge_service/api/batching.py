@@ -38,8 +38,8 @@ from judge_service.storage.types import utcnow
 
 
 def request_hash(request: wire.RewardRequest) -> str:
-    """Fingerprint of what decides the rewards (``wait`` and ``timeout_s`` left out)."""
-    content = request.model_dump(mode="json", exclude={"wait", "timeout_s"})
+    """Fingerprint of what decides the rewards (``wait``, ``timeout_s`` and ``detail`` left out)."""
+    content = request.model_dump(mode="json", exclude={"wait", "timeout_s", "detail"})
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -269,6 +269,28 @@ def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse:
     )
 
 
+def _full_result(outcome: Outcome) -> wire.SampleResult:
+    return wire.SampleResult.model_validate(outcome, from_attributes=True)
+
+
+def _compact_result(outcome: Outcome) -> wire.SampleResult:
+    """A result without judges and components (validating those is most of the cost)."""
+    return wire.SampleResult(
+        id=outcome.id,
+        reward=outcome.reward,
+        valid=outcome.valid,
+        failure_kind=outcome.failure_kind,
+        failure_reason=outcome.failure_reason,
+        raw_reward=outcome.raw_reward,
+        penalty=outcome.penalty,
+        hack_score=outcome.hack_score,
+        agreement=outcome.agreement,
+        findings=[
+            wire.FindingOut.model_validate(f, from_attributes=True) for f in outcome.findings
+        ],
+    )
+
+
 def done_response(
     *,
     batch_id: str,
@@ -277,11 +299,13 @@ def done_response(
     step: int | None,
     outcomes: list[Outcome],
     group_ids: list[str | None],
+    compact: bool = False,
 ) -> wire.RewardResponse:
     """A done batch's answer from its stored outcomes, in sample order.
 
     Shared by the read-back and by the answer built from the worker's memory, so
-    both give the same bytes.
+    both give the same bytes. ``compact`` skips building what a compact answer
+    leaves out (each result's judges and components).
     """
     usage = wire.Usage(  # plain sums: adding 256 pydantic objects costs more than it should
         judge_calls=sum(o.usage.judge_calls for o in outcomes),
@@ -297,7 +321,7 @@ def done_response(
         run_id=run_id,
         step=step,
         progress=wire.Progress(scored=len(outcomes), total=len(outcomes)),
-        results=[wire.SampleResult.model_validate(o, from_attributes=True) for o in outcomes],
+        results=[_compact_result(o) if compact else _full_result(o) for o in outcomes],
         groups=_groups(list(enumerate(outcomes)), dict(enumerate(group_ids))),
         usage=usage,
     )

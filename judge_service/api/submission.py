@@ -100,6 +100,7 @@ def _answer_from(
         step=body.step,
         outcomes=outcomes,
         group_ids=[s.group_id for s in body.samples],
+        compact=body.detail == "compact",
     )
 
 

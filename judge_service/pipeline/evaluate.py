@@ -19,7 +19,7 @@ from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
 from judge_service.pipeline.auditing import PenaltyPolicy, audit, floor_penalty
 from judge_service.pipeline.consensus import Panel, decide
-from judge_service.pipeline.judging import GroupScores, run_panel
+from judge_service.pipeline.judging import CallDeadline, GroupScores, run_panel
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +46,18 @@ class Plan:
         """What every judge call of the batch receives (the same for all its samples)."""
         return JudgeContext(rubric=self.rubric, deadline=self.deadline, settings=self.settings)
 
+    @functools.cached_property
+    def call_deadline(self) -> CallDeadline:
+        """The one timer that stops the batch's judge calls at its deadline."""
+        return CallDeadline(self.deadline)
+
 
 async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None = None) -> Outcome:
     """One sample through judges, consensus and audit."""
     if sample.is_blank():
         return Outcome.masked(sample.id, "bad_sample", "the completion is empty")
     context = plan.context
-    verdicts = await run_panel(plan.panel.members, sample, context, groups)
+    verdicts = await run_panel(plan.panel.members, sample, context, groups, plan.call_deadline)
     outcome = decide(sample.id, verdicts, plan.panel)
     if not plan.detectors:
         return outcome
@@ -139,6 +144,7 @@ async def evaluate_batch(
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+    plan.call_deadline.close()
     for index, sample in samples:
         if index not in delivered:
             delivered.add(index)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from judge_service.contracts import Judge, JudgeContext
 from judge_service.domain import JudgeScore, Sample, SampleNotScorable, Verdict
@@ -20,8 +21,57 @@ class PanelMember:
     weight: float = 1.0
 
 
-def _remaining(deadline: float | None) -> float | None:
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
+T = TypeVar("T")
+
+
+class CallDeadline:
+    """The batch deadline for judge calls, on one timer for the whole batch.
+
+    Why not ``asyncio.timeout`` around each call: every call of a batch shares the
+    same deadline, and a timer per call costs a ``Timeout`` object, a heap push and a
+    cancelled handle left in the loop's heap, hundreds of times per GRPO step. Here
+    one timer, armed by the first call, cancels the calls still running when the
+    deadline passes, and each of them raises ``TimeoutError`` instead of
+    ``CancelledError``, exactly as under ``asyncio.timeout``.
+    """
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline  # a time.monotonic() value, the event loop's clock
+        self.running: set[asyncio.Task[Any]] = set()
+        self.expired: set[asyncio.Task[Any]] = set()
+        self.timer: asyncio.TimerHandle | None = None
+
+    async def run(self, call: Awaitable[T]) -> T:
+        """Await ``call``; ``TimeoutError`` if the deadline passes first."""
+        if self.deadline is None:
+            return await call
+        task = asyncio.current_task()
+        if task is None or time.monotonic() >= self.deadline:
+            if asyncio.iscoroutine(call):
+                call.close()  # never started: no "was never awaited" warning
+            raise TimeoutError
+        if self.timer is None:
+            self.timer = asyncio.get_running_loop().call_at(self.deadline, self._expire)
+        self.running.add(task)
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if task in self.expired and task.uncancel() == 0:
+                raise TimeoutError from None  # our cancellation, and nobody else's
+            raise
+        finally:
+            self.running.discard(task)
+            self.expired.discard(task)
+
+    def _expire(self) -> None:
+        for task in self.running - self.expired:
+            self.expired.add(task)
+            task.cancel()
+
+    def close(self) -> None:
+        """Disarm the timer once the batch is over."""
+        if self.timer is not None:
+            self.timer.cancel()
 
 
 def verdict_from(member: PanelMember, score: JudgeScore) -> Verdict:
@@ -80,23 +130,30 @@ async def run_judge(
     sample: Sample,
     context: JudgeContext,
     groups: GroupScores | None = None,
+    deadline: CallDeadline | None = None,
 ) -> Verdict:
-    """One judge's verdict. Never raises (except cancellation): a failure is recorded."""
+    """One judge's verdict. Never raises (except cancellation): a failure is recorded.
+
+    ``deadline`` is the batch's shared timer; without one, the call gets its own
+    timer at ``context.deadline``.
+    """
     if groups is not None and groups.covers(member, sample):
         call = groups.score(member, sample, context)
     else:
         call = member.judge.score(sample, context)
+    own_timer = deadline is None
+    timer = CallDeadline(context.deadline) if deadline is None else deadline
     try:
-        # asyncio.timeout rather than wait_for: wait_for wraps the call in one more task,
-        # a measurable cost with hundreds of samples per batch.
-        async with asyncio.timeout(_remaining(context.deadline)):
-            score = await call
+        score = await timer.run(call)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the judge boundary: any failure becomes the verdict's error
         verdict = failed_verdict(member, exc)
         spent = getattr(exc, "usage", None)  # a failed model call still cost tokens
         return verdict.model_copy(update={"usage": spent}) if spent is not None else verdict
+    finally:
+        if own_timer:
+            timer.close()
     return verdict_from(member, score)
 
 
@@ -105,8 +162,10 @@ async def run_panel(
     sample: Sample,
     context: JudgeContext,
     groups: GroupScores | None = None,
+    deadline: CallDeadline | None = None,
 ) -> list[Verdict]:
     """All judges of the panel on one sample, concurrently, in panel order."""
     if len(members) == 1:  # the common single-judge panel needs no gather (and no extra task)
-        return [await run_judge(members[0], sample, context, groups)]
-    return list(await asyncio.gather(*(run_judge(m, sample, context, groups) for m in members)))
+        return [await run_judge(members[0], sample, context, groups, deadline)]
+    calls = (run_judge(m, sample, context, groups, deadline) for m in members)
+    return list(await asyncio.gather(*calls))

@@ -66,6 +66,7 @@ async def get_reward(
             "judges": [j.strip() for j in judges.split(",") if j.strip()] if judges else None,
             "rubric": rubric,
             "run_id": run_id,
+            "detail": "compact",  # OpenRLHF's answer carries no per-judge detail
         }
     )
     answer = await submit_and_wait(request_body, state=request.app.state, key=key)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
@@ -12,14 +14,17 @@ from judge_service.api.submission import read, settle, submit_and_wait
 
 router = APIRouter(prefix="/v1", tags=["rewards"])
 
+DETAIL_HELP = "`compact`: each result without its judges and components, as in the request"
 ERRORS = {code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)}
 
 
-def _answer(response: wire.RewardResponse) -> Response:
+def _answer(response: wire.RewardResponse, *, compact: bool) -> Response:
     """The response as JSON, serialised by pydantic-core straight to bytes (a GRPO step's
     256 results cost ~2 ms more through ``model_dump`` and ``json.dumps``)."""
     status = 200 if response.status == "done" else 202
-    return Response(response.model_dump_json(), status_code=status, media_type="application/json")
+    return Response(
+        response.to_json(compact=compact), status_code=status, media_type="application/json"
+    )
 
 
 @router.post(
@@ -29,12 +34,18 @@ def _answer(response: wire.RewardResponse) -> Response:
 )
 async def create_rewards(body: wire.RewardRequest, request: Request, key: TrainerKey):
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
-    return _answer(await submit_and_wait(body, state=request.app.state, key=key))
+    answer = await submit_and_wait(body, state=request.app.state, key=key)
+    return _answer(answer, compact=body.detail == "compact")
 
 
 @router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=ERRORS)
-async def get_rewards(batch_id: str, request: Request, key: AnyKey):
+async def get_rewards(
+    batch_id: str,
+    request: Request,
+    key: AnyKey,
+    detail: Annotated[Literal["full", "compact"], Query(description=DETAIL_HELP)] = "full",
+):
     """Poll a batch: 200 with results once done, 202 while it is queued or running."""
     url = request.app.state.settings.database_url
     await run_in_threadpool(settle, url, batch_id)
-    return _answer(await run_in_threadpool(read, url, batch_id))
+    return _answer(await run_in_threadpool(read, url, batch_id), compact=detail == "compact")
