@@ -134,10 +134,15 @@ def mark_running(*, session: Session, batch_id: str) -> None:
 
 
 def mark_done(*, session: Session, batch_id: str) -> None:
-    """Mark the batch done, for a caller that knows every sample has its result."""
-    session.execute(
-        update(BatchRow)
-        .where(BatchRow.id == batch_id, BatchRow.status != "done")
+    """Mark the batch done, for a caller that knows every sample has its result.
+
+    A Core UPDATE on the session's connection: the ORM's bulk-update path (and its
+    in-session synchronisation, for objects this session never loaded) costs ~1 ms.
+    """
+    table = BatchRow.__table__
+    session.connection().execute(
+        update(table)
+        .where(table.c.id == batch_id, table.c.status != "done")
         .values(status="done", finished_at=utcnow())
     )
 

@@ -2,17 +2,18 @@
 
 Why not ``session.execute(insert(table), rows)``: SQLAlchemy processes every
 parameter of every row in Python, about 5 µs a row here, and a GRPO step stores
-hundreds of verdict rows while the trainer waits. These tables hold only plain
-values (numbers, text, None), which SQLite's and psycopg's drivers take as they
-are, so the rows go to the driver's ``executemany`` unprocessed. The statement is
-still SQLAlchemy's, compiled once per dialect, table and column set.
+hundreds of rows while the trainer waits. Callers hand rows over as tuples of
+values the driver takes as they are (numbers, text, None, values already passed
+through their column's bind processor), in the order of the ``columns`` they
+name. The statement is still SQLAlchemy's, compiled once per dialect, table and
+column set.
 """
 
 from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Table, insert
@@ -20,26 +21,51 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
+Row = tuple[Any, ...]
+
+
+def _reorder(columns: tuple[str, ...], order: tuple[str, ...]) -> Callable[[Row], Row] | None:
+    """How to put a row in the statement's parameter order; None when it already is."""
+    if order == columns:
+        return None
+    getter = operator.itemgetter(*(columns.index(name) for name in order))
+    return lambda row: getter(row)
+
 
 @functools.lru_cache(maxsize=64)
-def _statement(dialect: Dialect, table: Table, keys: tuple[str, ...]) -> tuple[str, tuple | None]:
-    """The INSERT's SQL and, for positional parameter styles, the parameter order."""
-    compiled = insert(table).compile(dialect=dialect, column_keys=list(keys))
-    order = tuple(compiled.positiontup or ()) if compiled.positional else None
-    return str(compiled), order
+def _statement(
+    dialect: Dialect, table: Table, columns: tuple[str, ...]
+) -> tuple[str, Callable[[Row], Row] | None]:
+    """The INSERT's SQL and, for positional parameter styles, the row reordering."""
+    compiled = insert(table).compile(dialect=dialect, column_keys=list(columns))
+    if not compiled.positional:
+        return str(compiled), None
+    return str(compiled), _reorder(columns, tuple(compiled.positiontup or ()))
 
 
-def insert_plain(session: Session, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert ``rows`` (same keys in each, plain values only) in one ``executemany``."""
+def insert_rows(
+    session: Session, table: Table, columns: tuple[str, ...], rows: Sequence[Row]
+) -> None:
+    """Insert ``rows`` (tuples in ``columns`` order, plain values) in one ``executemany``."""
     if not rows:
         return
     connection = session.connection()
-    sql, order = _statement(connection.dialect, table, tuple(rows[0]))
-    if order is None:
-        connection.exec_driver_sql(sql, list(rows))
-    else:
-        values = operator.itemgetter(*order)
-        connection.exec_driver_sql(sql, [values(row) for row in rows])
+    sql, reorder = _statement(connection.dialect, table, columns)
+    if connection.dialect.positional:
+        parameters: list[Any] = list(rows) if reorder is None else [reorder(r) for r in rows]
+    else:  # named style (psycopg): one dict per row
+        parameters = [dict(zip(columns, row, strict=True)) for row in rows]
+    connection.exec_driver_sql(sql, parameters)
+
+
+def bind_processor(table: Table, column: str, dialect: Dialect) -> Callable[[Any], Any]:
+    """The column type's own conversion to a driver value (identity when it has none)."""
+    processor = table.c[column].type._cached_bind_processor(dialect)
+    return processor if processor is not None else _identity
+
+
+def _identity(value: Any) -> Any:
+    return value
 
 
 #: Rows per statement for multi-row VALUES (SQLite allows 32,766 parameters).
@@ -48,53 +74,50 @@ PAGE_ROWS = 500
 
 @functools.lru_cache(maxsize=16)
 def _returning_statement(
-    dialect: Dialect, table: Table, keys: tuple[str, ...], conflict: str, returning: tuple[str, ...]
-) -> tuple[str, str, tuple[str, ...], tuple[tuple[str, Any], ...]]:
-    """(SQL around the VALUES group, the group, parameter order, bind processors)."""
+    dialect: Dialect,
+    table: Table,
+    columns: tuple[str, ...],
+    conflict: str,
+    returning: tuple[str, ...],
+) -> tuple[str, str, Callable[[Row], Row] | None]:
+    """(SQL around the VALUES group, the group, the row reordering)."""
     statement = (
         sqlite_insert(table)
         .on_conflict_do_nothing(index_elements=[conflict])
         .returning(*(table.c[name] for name in returning))
     )
-    compiled = statement.compile(dialect=dialect, column_keys=list(keys))
-    group = "(" + ", ".join("?" for _ in keys) + ")"
+    compiled = statement.compile(dialect=dialect, column_keys=list(columns))
+    group = "(" + ", ".join("?" for _ in columns) + ")"
     sql = str(compiled)
     if sql.count(group) != 1 or not compiled.positiontup:
         raise RuntimeError(f"unexpected INSERT for {table.name}: {sql}")
-    processors = tuple(
-        (key, processor)
-        for key in compiled.positiontup
-        if (processor := table.c[key].type._cached_bind_processor(dialect)) is not None
-    )
-    return sql, group, tuple(compiled.positiontup), processors
+    return sql, group, _reorder(columns, tuple(compiled.positiontup))
 
 
 def insert_ignoring_returning(
     session: Session,
     table: Table,
-    rows: Sequence[dict[str, Any]],
+    columns: tuple[str, ...],
+    rows: Sequence[Row],
     *,
     conflict: str,
     returning: tuple[str, ...],
-) -> list[tuple[Any, ...]]:
+) -> list[Row]:
     """SQLite only: INSERT ... ON CONFLICT (conflict) DO NOTHING RETURNING, in multi-row
     statements; the rows inserted come back (those that conflicted do not).
 
-    Column types' bind processors still run, but only for the columns that have one
-    (JSON, dates, booleans), not SQLAlchemy's whole per-parameter path.
+    ``rows`` are tuples in ``columns`` order, already in driver form (see the module).
     """
     connection = session.connection()
-    keys = tuple(rows[0])
-    sql, group, order, processors = _returning_statement(
-        connection.dialect, table, keys, conflict, returning
+    sql, group, reorder = _returning_statement(
+        connection.dialect, table, columns, conflict, returning
     )
-    values = operator.itemgetter(*order)
-    inserted: list[tuple[Any, ...]] = []
+    inserted: list[Row] = []
     for start in range(0, len(rows), PAGE_ROWS):
         page = rows[start : start + PAGE_ROWS]
-        if processors:
-            page = [{**row, **{k: p(row[k]) for k, p in processors}} for row in page]
-        parameters = [value for row in page for value in values(row)]
+        if reorder is not None:
+            page = [reorder(row) for row in page]
+        parameters = tuple(value for row in page for value in row)
         statement = sql.replace(group, ", ".join([group] * len(page)))
-        inserted.extend(tuple(r) for r in connection.exec_driver_sql(statement, tuple(parameters)))
+        inserted.extend(tuple(r) for r in connection.exec_driver_sql(statement, parameters))
     return inserted

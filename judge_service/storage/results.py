@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from judge_service.domain import CallUsage, Finding, Outcome, Verdict
-from judge_service.storage.bulk import insert_ignoring_returning, insert_plain
+from judge_service.storage.bulk import bind_processor, insert_ignoring_returning, insert_rows
 from judge_service.storage.tables import FindingRow, ResultRow, VerdictRow
 from judge_service.storage.types import safe_text, utcnow
 
@@ -85,28 +87,88 @@ def as_stored(outcome: Outcome) -> Outcome:
     )
 
 
-def _result_values(batch_id: str, item: ScoredSample, now: datetime) -> dict[str, Any]:
+RESULT_COLUMNS = (
+    "sample_id", "batch_id", "position", "reward", "valid", "failure_kind", "failure_reason",
+    "raw_reward", "penalty", "hack_score", "agreement", "components", "judge_calls",
+    "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "created_at",
+)  # fmt: skip
+VERDICT_COLUMNS = ("result_id", "position", "judge", "weight", "score", "rationale", "error")
+FINDING_COLUMNS = ("result_id", "detector", "kind", "severity", "confidence", "evidence")
+
+
+def _result_row(batch_id: str, item: ScoredSample, components: Any, created_at: Any) -> tuple:
+    """A result's values in ``RESULT_COLUMNS`` order (``components`` and ``created_at``
+    as given: raw for SQLAlchemy, or already in driver form)."""
     outcome, usage = item.outcome, item.outcome.usage
-    return {
-        "sample_id": item.sample_pk,
-        "batch_id": batch_id,
-        "position": item.position,
-        "reward": outcome.reward,
-        "valid": outcome.valid,
-        "failure_kind": outcome.failure_kind,
-        "failure_reason": outcome.failure_reason,
-        "raw_reward": outcome.raw_reward,
-        "penalty": outcome.penalty,
-        "hack_score": outcome.hack_score,
-        "agreement": outcome.agreement,
-        "components": outcome.components,
-        "judge_calls": usage.judge_calls,
-        "cache_hits": usage.cache_hits,
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cost_usd": usage.cost_usd,
-        "created_at": now,
-    }
+    return (
+        item.sample_pk,
+        batch_id,
+        item.position,
+        outcome.reward,
+        outcome.valid,
+        outcome.failure_kind,
+        outcome.failure_reason,
+        outcome.raw_reward,
+        outcome.penalty,
+        outcome.hack_score,
+        outcome.agreement,
+        components,
+        usage.judge_calls,
+        usage.cache_hits,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.cost_usd,
+        created_at,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _components_json(items: tuple[tuple[str, float], ...]) -> str:
+    """The components column's text (``AsciiJSON``), memoised: a batch repeats the same
+    few components dicts (one judge, a handful of scores) hundreds of times."""
+    return json.dumps(dict(items), ensure_ascii=True)
+
+
+def _insert_results(
+    session: Session, batch_id: str, scored: Sequence[ScoredSample], now: datetime
+) -> list[tuple[int, int]]:
+    """Insert the results that don't exist yet; ``(result id, sample id)`` of each new one."""
+    table = ResultRow.__table__
+    dialect = session.get_bind().dialect
+    if dialect.name == "sqlite":  # the embedded default: the lean path, rows in driver form
+        created_at = bind_processor(table, "created_at", dialect)(now)
+        rows = [
+            _result_row(
+                batch_id, item, _components_json(tuple(item.outcome.components.items())), created_at
+            )
+            for item in scored
+        ]
+        inserted = insert_ignoring_returning(
+            session,
+            table,
+            RESULT_COLUMNS,
+            rows,
+            conflict="sample_id",
+            returning=("id", "sample_id"),
+        )
+        return [(result_id, sample_pk) for result_id, sample_pk in inserted]
+    # PostgreSQL: SQLAlchemy's own path (one statement, RETURNING the rows it inserted)
+    values = [
+        dict(
+            zip(
+                RESULT_COLUMNS,
+                _result_row(batch_id, item, item.outcome.components, now),
+                strict=True,
+            )
+        )
+        for item in scored
+    ]
+    statement = (
+        postgresql.insert(table)
+        .on_conflict_do_nothing(index_elements=["sample_id"])
+        .returning(table.c.id, table.c.sample_id)
+    )
+    return [(result_id, sample_pk) for result_id, sample_pk in session.execute(statement, values)]
 
 
 def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSample]) -> int:
@@ -121,56 +183,26 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
         return 0
     # RETURNING carries sample_id, so rows are matched by it and their order is not needed:
     # asking SQLAlchemy for parameter order makes SQLite insert one row per statement.
-    now = utcnow()
-    values = [_result_values(batch_id, item, now) for item in scored]
-    if session.get_bind().dialect.name == "sqlite":  # the embedded default: the lean path
-        rows = insert_ignoring_returning(
-            session,
-            ResultRow.__table__,
-            values,
-            conflict="sample_id",
-            returning=("id", "sample_id"),
-        )
-    else:  # PostgreSQL
-        table = ResultRow.__table__
-        statement = (
-            postgresql.insert(table)
-            .on_conflict_do_nothing(index_elements=["sample_id"])
-            .returning(table.c.id, table.c.sample_id)
-        )
-        rows = session.execute(statement, values).all()
-    new_ids = {sample_pk: result_id for result_id, sample_pk in rows}
-    verdicts: list[dict[str, Any]] = []
-    findings: list[dict[str, Any]] = []
+    new_ids = {
+        sample_pk: result_id
+        for result_id, sample_pk in _insert_results(session, batch_id, scored, utcnow())
+    }
+    verdicts: list[tuple] = []
+    findings: list[tuple] = []
     for item in scored:
         result_id = new_ids.get(item.sample_pk)
         if result_id is None:
             continue
         verdicts.extend(
-            {
-                "result_id": result_id,
-                "position": position,
-                "judge": verdict.judge,
-                "weight": verdict.weight,
-                "score": verdict.score,
-                "rationale": verdict.rationale,
-                "error": verdict.error,
-            }
-            for position, verdict in enumerate(item.outcome.judges)
+            (result_id, position, v.judge, v.weight, v.score, v.rationale, v.error)
+            for position, v in enumerate(item.outcome.judges)
         )
         findings.extend(
-            {
-                "result_id": result_id,
-                "detector": finding.detector,
-                "kind": finding.kind,
-                "severity": finding.severity,
-                "confidence": finding.confidence,
-                "evidence": finding.evidence,
-            }
-            for finding in item.outcome.findings
+            (result_id, f.detector, f.kind, f.severity, f.confidence, f.evidence)
+            for f in item.outcome.findings
         )
-    insert_plain(session, VerdictRow.__table__, verdicts)
-    insert_plain(session, FindingRow.__table__, findings)
+    insert_rows(session, VerdictRow.__table__, VERDICT_COLUMNS, verdicts)
+    insert_rows(session, FindingRow.__table__, FINDING_COLUMNS, findings)
     return len(new_ids)
 
 
