@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,9 +17,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from judge_service import wire
+from judge_service.api import answers
 from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
 from judge_service.auditors import hindsight_models, resolve_detectors
-from judge_service.domain import Outcome
 from judge_service.errors import (
     Conflict,
     DuplicateSampleIds,
@@ -213,34 +212,7 @@ def discard_batch(*, session: Session, batch_id: str) -> None:
         session.commit()
 
 
-def _pstdev(values: list[float]) -> float:
-    """Population standard deviation in floats (``statistics.pstdev`` works in exact
-    fractions: ~1 ms for a GRPO step's 64 groups)."""
-    if len(values) < 2:
-        return 0.0
-    mean = math.fsum(values) / len(values)
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
-
-
-def _groups(
-    outcomes: list[tuple[int, Outcome]], group_of: dict[int, str | None]
-) -> dict[str, wire.GroupStats]:
-    rewards: dict[str, list[float]] = {}
-    for position, outcome in outcomes:
-        group = group_of.get(position)
-        if group is None:
-            continue
-        bucket = rewards.setdefault(group, [])
-        if outcome.valid and outcome.reward is not None:
-            bucket.append(outcome.reward)
-    stats = {}
-    for group, values in rewards.items():
-        std = _pstdev(values)
-        stats[group] = wire.GroupStats(reward_std=round(std, 6), has_advantage=std > 1e-9)
-    return stats
-
-
-def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse:
+def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse | answers.DoneAnswer:
     """The batch as the API answers it; results only once it is done."""
     batch = batches.get_batch(session=session, batch_id=batch_id)
     if batch is None:
@@ -259,69 +231,11 @@ def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse:
     outcomes = load_outcomes(
         session=session, batch_id=batch_id, sample_ids={s.id: s.external_id for s in samples}
     )
-    return done_response(
+    return answers.done_response(
         batch_id=batch.id,
         rubric=batch.rubric_ref,
         run_id=batch.run_id,
         step=batch.step,
         outcomes=[o for _, o in outcomes],
         group_ids=[s.group_id for s in samples],
-    )
-
-
-def _full_result(outcome: Outcome) -> wire.SampleResult:
-    return wire.SampleResult.model_validate(outcome, from_attributes=True)
-
-
-def _compact_result(outcome: Outcome) -> wire.SampleResult:
-    """A result without judges and components (validating those is most of the cost)."""
-    return wire.SampleResult(
-        id=outcome.id,
-        reward=outcome.reward,
-        valid=outcome.valid,
-        failure_kind=outcome.failure_kind,
-        failure_reason=outcome.failure_reason,
-        raw_reward=outcome.raw_reward,
-        penalty=outcome.penalty,
-        hack_score=outcome.hack_score,
-        agreement=outcome.agreement,
-        findings=[
-            wire.FindingOut.model_validate(f, from_attributes=True) for f in outcome.findings
-        ],
-    )
-
-
-def done_response(
-    *,
-    batch_id: str,
-    rubric: str | None,
-    run_id: str | None,
-    step: int | None,
-    outcomes: list[Outcome],
-    group_ids: list[str | None],
-    compact: bool = False,
-) -> wire.RewardResponse:
-    """A done batch's answer from its stored outcomes, in sample order.
-
-    Shared by the read-back and by the answer built from the worker's memory, so
-    both give the same bytes. ``compact`` skips building what a compact answer
-    leaves out (each result's judges and components).
-    """
-    usage = wire.Usage(  # plain sums: adding 256 pydantic objects costs more than it should
-        judge_calls=sum(o.usage.judge_calls for o in outcomes),
-        cache_hits=sum(o.usage.cache_hits for o in outcomes),
-        prompt_tokens=sum(o.usage.prompt_tokens for o in outcomes),
-        completion_tokens=sum(o.usage.completion_tokens for o in outcomes),
-        cost_usd=sum(o.usage.cost_usd for o in outcomes),
-    )
-    return wire.RewardResponse(
-        batch_id=batch_id,
-        status="done",
-        rubric=rubric,
-        run_id=run_id,
-        step=step,
-        progress=wire.Progress(scored=len(outcomes), total=len(outcomes)),
-        results=[_compact_result(o) if compact else _full_result(o) for o in outcomes],
-        groups=_groups(list(enumerate(outcomes)), dict(enumerate(group_ids))),
-        usage=usage,
     )

@@ -26,7 +26,8 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import metrics, wire
-from judge_service.api import batching
+from judge_service.api import answers, batching
+from judge_service.api.answers import DoneAnswer
 from judge_service.api.plan_rubric import rubric_ref
 from judge_service.domain import Outcome, Sample
 from judge_service.errors import Unavailable
@@ -50,7 +51,10 @@ class AlreadyStored(Exception):
     """A concurrent request with the same idempotency key stored the batch first."""
 
 
-def read(url: str, batch_id: str) -> wire.RewardResponse:
+Answer = wire.RewardResponse | DoneAnswer  # a batch not done yet, or done
+
+
+def read(url: str, batch_id: str) -> Answer:
     with session_scope(url) as session:
         return batching.read_batch(session=session, batch_id=batch_id)
 
@@ -92,21 +96,20 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 def _answer_from(
     body: wire.RewardRequest, plan: dict[str, Any], batch_id: str, outcomes: list[Outcome]
-) -> wire.RewardResponse:
-    return batching.done_response(
+) -> DoneAnswer:
+    return answers.done_response(
         batch_id=batch_id,
         rubric=rubric_ref(plan),
         run_id=body.run_id,
         step=body.step,
         outcomes=outcomes,
         group_ids=[s.group_id for s in body.samples],
-        compact=body.detail == "compact",
     )
 
 
 async def _score_while_storing(
     body: wire.RewardRequest, plan: dict[str, Any], *, state: Any, key: Any
-) -> wire.RewardResponse | None:
+) -> Answer | None:
     """The embedded fast path, on this request's own event loop.
 
     Returns None when the batch turned out to be stored already (a concurrent
@@ -217,7 +220,7 @@ def _enqueue_review(batch_id: str, url: str) -> None:
 
 async def _store_then_dispatch(
     body: wire.RewardRequest, plan: dict[str, Any], *, state: Any, key: Any
-) -> wire.RewardResponse:
+) -> Answer:
     settings, dispatcher = state.settings, state.dispatcher
     url = settings.database_url
 
@@ -247,7 +250,7 @@ def _key_used(url: str, body: wire.RewardRequest) -> bool:
         return batching.idempotency_key_used(body, session=session)
 
 
-async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> wire.RewardResponse:
+async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> Answer:
     """Validate, store, dispatch and (when ``wait``) wait for one scoring request."""
     settings = state.settings
     batching.check_batch_size(body, settings=settings)

@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
 from judge_service.api.deps import AnyKey, TrainerKey
-from judge_service.api.submission import read, settle, submit_and_wait
+from judge_service.api.submission import Answer, read, settle, submit_and_wait
 
 router = APIRouter(prefix="/v1", tags=["rewards"])
 
@@ -18,7 +18,7 @@ DETAIL_HELP = "`compact`: each result without its judges and components, as in t
 ERRORS = {code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)}
 
 
-def _answer(response: wire.RewardResponse, *, compact: bool) -> Response:
+def _answer(response: Answer, *, compact: bool) -> Response:
     """The response as JSON, serialised by pydantic-core straight to bytes (a GRPO step's
     256 results cost ~2 ms more through ``model_dump`` and ``json.dumps``)."""
     status = 200 if response.status == "done" else 202

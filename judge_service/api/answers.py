@@ -1,0 +1,107 @@
+"""A done batch's answer, serialised straight from its stored outcomes.
+
+Why not build a ``wire.RewardResponse``: that validates a ``SampleResult`` (and a
+``JudgeResult`` per verdict) for every sample, several milliseconds per GRPO step
+while the trainer waits. :class:`DoneAnswer` holds the domain outcomes and lets
+pydantic-core pick the wire fields out of them as it writes the JSON. The JSON is
+the same as a ``RewardResponse`` of the same batch (the field order of
+``Outcome``, ``Verdict`` and ``Finding`` follows the wire models), and the tests
+hold both paths to it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from judge_service import wire
+from judge_service.domain import Outcome
+
+#: What an ``Outcome`` has beyond a ``wire.SampleResult``, and a ``Verdict`` beyond a
+#: ``wire.JudgeResult``.
+_NOT_ON_THE_WIRE: dict[str, Any] = {
+    "usage": True,
+    "judges": {"__all__": {"weight", "timed_out", "not_scorable", "components", "usage"}},
+}
+_FULL = {"results": {"__all__": _NOT_ON_THE_WIRE}}
+_COMPACT = {"results": {"__all__": {"usage", *wire.COMPACT_RESULT_OMITS}}}
+
+
+class DoneAnswer(BaseModel):
+    """``wire.RewardResponse`` for a done batch, with the outcomes as they were stored."""
+
+    batch_id: str
+    status: Literal["done"] = "done"
+    rubric: str | None = None
+    run_id: str | None = None
+    step: int | None = None
+    progress: wire.Progress
+    results: list[Outcome]
+    groups: dict[str, wire.GroupStats]
+    usage: wire.Usage
+
+    def to_json(self, *, compact: bool = False) -> str:
+        """The answer as JSON; ``compact`` leaves each result's judges and components out."""
+        return self.model_dump_json(exclude=_COMPACT if compact else _FULL)
+
+
+def _pstdev(values: list[float]) -> float:
+    """Population standard deviation in floats (``statistics.pstdev`` works in exact
+    fractions: ~1 ms for a GRPO step's 64 groups)."""
+    if len(values) < 2:
+        return 0.0
+    mean = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+
+
+def _groups(
+    outcomes: list[tuple[int, Outcome]], group_of: dict[int, str | None]
+) -> dict[str, wire.GroupStats]:
+    rewards: dict[str, list[float]] = {}
+    for position, outcome in outcomes:
+        group = group_of.get(position)
+        if group is None:
+            continue
+        bucket = rewards.setdefault(group, [])
+        if outcome.valid and outcome.reward is not None:
+            bucket.append(outcome.reward)
+    stats = {}
+    for group, values in rewards.items():
+        std = _pstdev(values)
+        stats[group] = wire.GroupStats(reward_std=round(std, 6), has_advantage=std > 1e-9)
+    return stats
+
+
+def done_response(
+    *,
+    batch_id: str,
+    rubric: str | None,
+    run_id: str | None,
+    step: int | None,
+    outcomes: list[Outcome],
+    group_ids: list[str | None],
+) -> DoneAnswer:
+    """A done batch's answer from its stored outcomes, in sample order.
+
+    Shared by the read-back and by the answer built from the worker's memory, so
+    both give the same bytes.
+    """
+    usage = wire.Usage(  # plain sums: adding 256 pydantic objects costs more than it should
+        judge_calls=sum(o.usage.judge_calls for o in outcomes),
+        cache_hits=sum(o.usage.cache_hits for o in outcomes),
+        prompt_tokens=sum(o.usage.prompt_tokens for o in outcomes),
+        completion_tokens=sum(o.usage.completion_tokens for o in outcomes),
+        cost_usd=sum(o.usage.cost_usd for o in outcomes),
+    )
+    return DoneAnswer(
+        batch_id=batch_id,
+        rubric=rubric,
+        run_id=run_id,
+        step=step,
+        progress=wire.Progress(scored=len(outcomes), total=len(outcomes)),
+        results=outcomes,
+        groups=_groups(list(enumerate(outcomes)), dict(enumerate(group_ids))),
+        usage=usage,
+    )
