@@ -18,10 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import httpx
+from pydantic import TypeAdapter
 
 from judge_service.wire import RewardRequest, RewardResponse, SampleIn, SampleResult
 
 SampleLike = SampleIn | dict[str, Any]
+#: Validates a whole call's samples in one pydantic-core pass (instances pass as they are).
+_SAMPLES = TypeAdapter(list[SampleIn])
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
@@ -131,7 +134,7 @@ class AsyncRewardClient:
         **options: Any,
     ) -> list[SampleResult]:
         """One result per sample, in order. Raises RewardError subclasses on failure."""
-        parsed = [s if isinstance(s, SampleIn) else SampleIn.model_validate(s) for s in samples]
+        parsed = _SAMPLES.validate_python(list(samples))
         if not parsed:
             return []
         counts = collections.Counter(s.id for s in parsed)

@@ -40,10 +40,16 @@ def build_samples(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: 
     references = _column(kwargs, REFERENCE_COLUMNS, size)
     contexts = _column(kwargs, ("context",), size)
     samples = []
+    group_ids: dict[str, str] = {}  # a GRPO step repeats each prompt: hash it once
     for index, (prompt, completion) in enumerate(zip(prompts, completions, strict=True)):
+        group_id = group_ids.get(prompt) if isinstance(prompt, str) else None
+        if group_id is None:
+            group_id = _group_id(prompt)
+            if isinstance(prompt, str):
+                group_ids[prompt] = group_id
         sample: dict[str, Any] = {
             "id": str(index),
-            "group_id": _group_id(prompt),
+            "group_id": group_id,
             "prompt": prompt,
             "completion": completion,
         }

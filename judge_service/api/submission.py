@@ -255,14 +255,17 @@ async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> 
     settings = state.settings
     batching.check_batch_size(body, settings=settings)
     batching.check_unique_ids(body)
-    plan = await run_in_threadpool(
-        batching.resolve_plan, body, settings=settings, registry=state.registry
-    )
-    if isinstance(state.dispatcher, InProcessDispatcher) and body.wait:
-        repeated = body.idempotency_key is not None and await run_in_threadpool(
-            _key_used, settings.database_url, body
-        )
-        answer = None if repeated else await _score_while_storing(body, plan, state=state, key=key)
+    fast = isinstance(state.dispatcher, InProcessDispatcher) and body.wait
+
+    def plan_and_check_key() -> tuple[dict[str, Any], bool]:
+        # one thread hop for both: each hop costs a wake-up on either side
+        plan = batching.resolve_plan(body, settings=settings, registry=state.registry)
+        repeated = fast and body.idempotency_key is not None
+        return plan, repeated and _key_used(settings.database_url, body)
+
+    plan, repeated = await run_in_threadpool(plan_and_check_key)
+    if fast and not repeated:
+        answer = await _score_while_storing(body, plan, state=state, key=key)
         if answer is not None:
             return answer
     return await _store_then_dispatch(body, plan, state=state, key=key)

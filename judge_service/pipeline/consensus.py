@@ -36,7 +36,7 @@ def agreement(scores: list[float], weights: list[float]) -> float:
 
 def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     """The consensus reward, or a masked outcome saying why there is none."""
-    ok = [v for v in verdicts if v.ok and v.weight > 0]
+    ok = [v for v in verdicts if v.error is None and v.score is not None and v.weight > 0]
     usage = total_usage(verdicts)
     if len(ok) < panel.quorum:
         timed_out = any(v.timed_out for v in verdicts)
@@ -51,13 +51,14 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
             why = f"{len(ok)} valid verdicts, quorum is {panel.quorum}"
         outcome = Outcome.masked(sample_id, kind, why[:2000], verdicts)
         return outcome.model_copy(update={"usage": usage})
-    scores = [float(v.score) for v in ok if v.score is not None]
+    scores = [float(v.score) for v in ok]  # type: ignore[arg-type]  # ok: score is set
     weights = [v.weight for v in ok]
     reward = min(1.0, max(0.0, panel.aggregator.aggregate(scores, weights)))
     components: dict[str, float] = {}
-    for verdict in ok:
-        components[f"judge/{verdict.judge}"] = float(verdict.score or 0.0)
-        components.update(verdict.components)
+    for verdict, score in zip(ok, scores, strict=True):
+        components["judge/" + verdict.judge] = score
+        if verdict.components:
+            components.update(verdict.components)
     return Outcome(
         id=sample_id,
         reward=reward,

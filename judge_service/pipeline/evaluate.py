@@ -71,15 +71,6 @@ async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None
     return await audit(sample, outcome, plan.detectors, evidence, plan.penalty)
 
 
-async def _guarded(
-    sample: Sample, plan: Plan, gate: asyncio.Semaphore | None, groups: GroupScores
-) -> Outcome:
-    if gate is None:
-        return await _evaluate_or_mask(sample, plan, groups)
-    async with gate:
-        return await _evaluate_or_mask(sample, plan, groups)
-
-
 async def _evaluate_or_mask(sample: Sample, plan: Plan, groups: GroupScores) -> Outcome:
     try:
         return await evaluate_sample(sample, plan, groups)
@@ -126,7 +117,11 @@ async def evaluate_batch(
     async def score_and_deliver(index: int, sample: Sample) -> None:
         # Each task delivers its own outcome: waiting on all tasks once, instead of
         # re-waiting for the first completed, keeps big batches linear, not quadratic.
-        outcome = await _guarded(sample, plan, gate, groups)
+        if gate is None:
+            outcome = await _evaluate_or_mask(sample, plan, groups)
+        else:
+            async with gate:
+                outcome = await _evaluate_or_mask(sample, plan, groups)
         delivered.add(index)
         await on_outcome(index, outcome)
 

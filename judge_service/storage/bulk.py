@@ -23,6 +23,9 @@ from sqlalchemy.orm import Session
 
 Row = tuple[Any, ...]
 
+#: Rows per statement for multi-row VALUES (SQLite allows 32,766 parameters).
+PAGE_ROWS = 500
+
 
 def _reorder(columns: tuple[str, ...], order: tuple[str, ...]) -> Callable[[Row], Row] | None:
     """How to put a row in the statement's parameter order; None when it already is."""
@@ -51,6 +54,15 @@ def insert_rows(
         return
     connection = session.connection()
     sql, reorder = _statement(connection.dialect, table, columns)
+    if connection.dialect.name == "sqlite":  # multi-row VALUES: one step, not one per row
+        group = "(" + ", ".join("?" for _ in columns) + ")"
+        for start in range(0, len(rows), PAGE_ROWS):
+            page = rows[start : start + PAGE_ROWS]
+            if reorder is not None:
+                page = [reorder(row) for row in page]
+            statement = sql.replace(group, ", ".join([group] * len(page)))
+            connection.exec_driver_sql(statement, tuple(v for row in page for v in row))
+        return
     if connection.dialect.positional:
         parameters: list[Any] = list(rows) if reorder is None else [reorder(r) for r in rows]
     else:  # named style (psycopg): one dict per row
@@ -66,10 +78,6 @@ def bind_processor(table: Table, column: str, dialect: Dialect) -> Callable[[Any
 
 def _identity(value: Any) -> Any:
     return value
-
-
-#: Rows per statement for multi-row VALUES (SQLite allows 32,766 parameters).
-PAGE_ROWS = 500
 
 
 @functools.lru_cache(maxsize=16)
