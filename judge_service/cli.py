@@ -6,7 +6,6 @@ working directory: migrations and templates come from the installed package.
 
 from __future__ import annotations
 
-import gc
 import logging
 from pathlib import Path
 from typing import Annotated
@@ -99,27 +98,7 @@ def serve(
     _logging(settings.log_level)
     if migrate if migrate is not None else settings.embedded:
         upgrade(settings.database_url)
-    application = create_app(settings)
-    _tune_garbage_collector()
-    uvicorn.run(application, host=host, port=port, log_level=settings.log_level.lower())
-
-
-#: Container allocations (net of frees) between young-generation collections; Python's
-#: default is 700.
-GC_YOUNG_THRESHOLD = 20_000
-
-
-def _tune_garbage_collector() -> None:
-    """Fewer cyclic-GC passes in the server, which scores while a trainer waits.
-
-    Scoring a GRPO step allocates a few objects per sample that reference counting
-    frees at once, yet with the default threshold they set off about a dozen
-    collections per step: ~2 ms of a 256-sample step on a 2-core machine
-    (``bench/grpo_wait.py``). What is loaded by now lives as long as the process, so
-    it is frozen out of the collector's passes too.
-    """
-    gc.freeze()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower())
 
 
 @app.command()
