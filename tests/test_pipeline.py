@@ -286,6 +286,19 @@ async def test_call_deadline_lets_an_outside_cancellation_through() -> None:
     deadline.close()
 
 
+def test_call_deadline_fires_on_uvloop_too() -> None:
+    """``serve`` runs on uvloop, whose clock is its own: the timer must still fire on time."""
+    import uvloop  # installed with uvicorn[standard], which serves the API
+
+    async def late_call() -> float:
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await CallDeadline(started + 0.1).run(asyncio.sleep(30))
+        return time.monotonic() - started
+
+    assert 0.05 < uvloop.run(late_call()) < 2.0
+
+
 async def test_quick_panel_beats_a_generous_deadline() -> None:
     quick = panel({"name": "slow_constant", "weight": 1.0, "score": 0.9, "delay_s": 0.0})
     outcomes = await run_batch(

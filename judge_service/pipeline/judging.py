@@ -36,7 +36,7 @@ class CallDeadline:
     """
 
     def __init__(self, deadline: float | None) -> None:
-        self.deadline = deadline  # a time.monotonic() value, the event loop's clock
+        self.deadline = deadline  # a time.monotonic() value
         self.running: set[asyncio.Task[Any]] = set()
         self.expired: set[asyncio.Task[Any]] = set()
         self.timer: asyncio.TimerHandle | None = None
@@ -45,13 +45,16 @@ class CallDeadline:
         """Await ``call``; ``TimeoutError`` if the deadline passes first."""
         if self.deadline is None:
             return await call
-        task = asyncio.current_task()
-        if task is None or time.monotonic() >= self.deadline:
+        left_s = self.deadline - time.monotonic()
+        if left_s <= 0:
             if asyncio.iscoroutine(call):
                 call.close()  # never started: no "was never awaited" warning
             raise TimeoutError
-        if self.timer is None:
-            self.timer = asyncio.get_running_loop().call_at(self.deadline, self._expire)
+        task = asyncio.current_task()
+        if task is None:  # not inside a task: nothing to cancel
+            return await call
+        if self.timer is None:  # call_later: the loop's own clock (uvloop's is not ours)
+            self.timer = asyncio.get_running_loop().call_later(left_s, self._expire)
         self.running.add(task)
         try:
             return await call
