@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 
 def _pairs(scores: Sequence[float], weights: Sequence[float]) -> list[tuple[float, float]]:
+    if len(scores) == 1 == len(weights) and weights[0] > 0:  # one judge: nothing to sort
+        return [(scores[0], weights[0])]
     pairs = sorted((s, w) for s, w in zip(scores, weights, strict=True) if w > 0)
     if not pairs:
         raise ValueError("no judge with positive weight")
@@ -17,6 +19,9 @@ class WeightedMean:
 
     def aggregate(self, scores: Sequence[float], weights: Sequence[float]) -> float:
         pairs = _pairs(scores, weights)
+        if len(pairs) == 1:  # the usual one-judge panel, once per sample: skip the generators
+            score, weight = pairs[0]
+            return score * weight / weight  # the same float as the general formula
         return sum(s * w for s, w in pairs) / sum(w for _, w in pairs)
 
 
