@@ -114,6 +114,13 @@ def step_wait(reward, step: int, trainer: TrainerLoop) -> float:
     return elapsed
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU of a process so far (Linux ``/proc``), to show what a step
+    costs the service itself: the ratio depends on how fast the machine is."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
@@ -138,7 +145,12 @@ def main() -> None:
         },
     }
     table = Table(
-        "judge", "one call s", "step wait s (median)", "wait / one call", "sequential would be"
+        "judge",
+        "one call s",
+        "step wait s (median)",
+        "wait / one call",
+        "service CPU per step s",
+        "sequential would be",
     )
     trainer = TrainerLoop()
     try:
@@ -146,20 +158,23 @@ def main() -> None:
             reward = reward_function(url, api_key=key, judges=[judge], run_id="grpo-bench")
             step_wait(reward, 0, trainer)  # warm-up
             unit = statistics.median(asyncio.run(one_call(judge)) for _ in range(5))
+            cpu_before = cpu_seconds(server.proc.pid)
             waits = [step_wait(reward, step, trainer) for step in range(1, args.steps + 1)]
+            service_cpu = (cpu_seconds(server.proc.pid) - cpu_before) / args.steps
             wait = statistics.median(waits)
             table.add_row(
                 label,
                 f"{unit:.3f}",
                 f"{wait:.3f}",
                 f"{wait / unit:.2f}x",
+                f"{service_cpu:.3f}",
                 f"{PROMPTS * GENERATIONS}x",
             )
     finally:
         trainer.close()
         server.stop()
         fake.stop()
-    Console().print(table)
+    Console(width=120).print(table)
 
 
 if __name__ == "__main__":
