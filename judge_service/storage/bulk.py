@@ -31,8 +31,7 @@ def _reorder(columns: tuple[str, ...], order: tuple[str, ...]) -> Callable[[Row]
     """How to put a row in the statement's parameter order; None when it already is."""
     if order == columns:
         return None
-    getter = operator.itemgetter(*(columns.index(name) for name in order))
-    return lambda row: getter(row)
+    return operator.itemgetter(*(columns.index(name) for name in order))  # columns: 2 or more
 
 
 @functools.lru_cache(maxsize=64)
@@ -49,7 +48,8 @@ def _statement(
 def insert_rows(
     session: Session, table: Table, columns: tuple[str, ...], rows: Sequence[Row]
 ) -> None:
-    """Insert ``rows`` (tuples in ``columns`` order, plain values) in one ``executemany``."""
+    """Insert ``rows`` (tuples in ``columns`` order, plain values): multi-row statements on
+    SQLite, one ``executemany`` elsewhere."""
     if not rows:
         return
     connection = session.connection()
