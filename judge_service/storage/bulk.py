@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import Table, insert
@@ -32,6 +32,24 @@ def _reorder(columns: tuple[str, ...], order: tuple[str, ...]) -> Callable[[Row]
     if order == columns:
         return None
     return operator.itemgetter(*(columns.index(name) for name in order))  # columns: 2 or more
+
+
+def _values_group(columns: tuple[str, ...]) -> str:
+    """One row's ``(?, ?, ...)`` in a SQLite INSERT of ``columns``."""
+    return "(" + ", ".join("?" for _ in columns) + ")"
+
+
+def _pages(
+    sql: str, group: str, rows: Sequence[Row], reorder: Callable[[Row], Row] | None
+) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    """SQLite multi-row statements of at most ``PAGE_ROWS`` rows, with their flat parameters:
+    ``sql``'s single VALUES ``group`` repeated once per row of the page."""
+    for start in range(0, len(rows), PAGE_ROWS):
+        page = rows[start : start + PAGE_ROWS]
+        if reorder is not None:
+            page = [reorder(row) for row in page]
+        statement = sql.replace(group, ", ".join([group] * len(page)))
+        yield statement, tuple(value for row in page for value in row)
 
 
 @functools.lru_cache(maxsize=64)
@@ -55,13 +73,8 @@ def insert_rows(
     connection = session.connection()
     sql, reorder = _statement(connection.dialect, table, columns)
     if connection.dialect.name == "sqlite":  # multi-row VALUES: one step, not one per row
-        group = "(" + ", ".join("?" for _ in columns) + ")"
-        for start in range(0, len(rows), PAGE_ROWS):
-            page = rows[start : start + PAGE_ROWS]
-            if reorder is not None:
-                page = [reorder(row) for row in page]
-            statement = sql.replace(group, ", ".join([group] * len(page)))
-            connection.exec_driver_sql(statement, tuple(v for row in page for v in row))
+        for statement, parameters in _pages(sql, _values_group(columns), rows, reorder):
+            connection.exec_driver_sql(statement, parameters)
         return
     if connection.dialect.positional:
         parameters: list[Any] = list(rows) if reorder is None else [reorder(r) for r in rows]
@@ -95,7 +108,7 @@ def _returning_statement(
         .returning(*(table.c[name] for name in returning))
     )
     compiled = statement.compile(dialect=dialect, column_keys=list(columns))
-    group = "(" + ", ".join("?" for _ in columns) + ")"
+    group = _values_group(columns)
     sql = str(compiled)
     if sql.count(group) != 1 or not compiled.positiontup:
         raise RuntimeError(f"unexpected INSERT for {table.name}: {sql}")
@@ -121,11 +134,6 @@ def insert_ignoring_returning(
         connection.dialect, table, columns, conflict, returning
     )
     inserted: list[Row] = []
-    for start in range(0, len(rows), PAGE_ROWS):
-        page = rows[start : start + PAGE_ROWS]
-        if reorder is not None:
-            page = [reorder(row) for row in page]
-        parameters = tuple(value for row in page for value in row)
-        statement = sql.replace(group, ", ".join([group] * len(page)))
+    for statement, parameters in _pages(sql, group, rows, reorder):
         inserted.extend(tuple(r) for r in connection.exec_driver_sql(statement, parameters))
     return inserted
