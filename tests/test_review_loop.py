@@ -27,13 +27,6 @@ from tests.review_support import RUBRIC, llm_judge, mine, samples, score
 NAME = RUBRIC["name"]
 
 
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAIServer]:
-    server = FakeOpenAIServer().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def api(database_url: str) -> Iterator[TestClient]:
     """The embedded app (in-process executor) on SQLite or PostgreSQL."""
