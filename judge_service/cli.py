@@ -114,11 +114,11 @@ def worker(
     if settings.embedded:
         raise typer.BadParameter("JS_BROKER_URL is not set; the embedded server needs no worker")
     _logging(settings.log_level)
-    from judge_service.api.app import freeze_startup_heap
+    from judge_service.api.app import tune_garbage_collector
     from judge_service.llm import get_client
 
-    get_client(settings)  # import litellm and its tables before freezing the start-up heap
-    freeze_startup_heap()
+    get_client(settings)  # import litellm and its tables before the start-up heap is frozen
+    tune_garbage_collector()
     if metrics_port:
         from prometheus_client import start_http_server
 

@@ -82,7 +82,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 GC_YOUNG_THRESHOLD = 20_000
 
 
-def freeze_startup_heap() -> None:
+def tune_garbage_collector() -> None:
     """Move everything allocated at start-up (litellm's price tables, the plugins) out of
     the garbage collector's reach: full collections then stop scanning millions of
     long-lived objects, which otherwise stalled requests for ~0.3 s every few batches.
@@ -109,7 +109,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
-        freeze_startup_heap()
+        tune_garbage_collector()
         resume = getattr(app.state.dispatcher, "resume_unfinished", None)
         if resume is not None:
             resumed = resume()

@@ -260,8 +260,8 @@ async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> 
     def plan_and_check_key() -> tuple[dict[str, Any], bool]:
         # one thread hop for both: each hop costs a wake-up on either side
         plan = batching.resolve_plan(body, settings=settings, registry=state.registry)
-        repeated = fast and body.idempotency_key is not None
-        return plan, repeated and _key_used(settings.database_url, body)
+        may_repeat = fast and body.idempotency_key is not None
+        return plan, may_repeat and _key_used(settings.database_url, body)
 
     plan, repeated = await run_in_threadpool(plan_and_check_key)
     if fast and not repeated:
