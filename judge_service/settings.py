@@ -87,6 +87,11 @@ class Settings(BaseSettings):
     known_hacks_limit: int = Field(
         default=500, ge=0, description="Most known-hack corpus entries compared per batch."
     )
+    key_cache_s: float = Field(
+        default=5.0,
+        ge=0,
+        description="How long a checked API key is trusted without a database read (0: never).",
+    )
     log_level: str = Field(default="INFO", description="Python logging level.")
 
     @field_validator("database_url")

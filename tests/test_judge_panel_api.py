@@ -175,3 +175,22 @@ def test_relative_judge_scores_a_group_together_in_both_orders(client, keys, fak
     # cancels its position bias: every response gets the same score.
     assert rewards == pytest.approx([0.5, 0.5, 0.5])
     assert all(r["valid"] for r in body["results"])
+
+
+def test_a_repeated_idempotency_key_calls_no_judge_again(client, keys, fake_openai):
+    """A retry of a scored batch is answered from it: its judges are not called again (a
+    failing judge, so the judge cache can't be what spares the calls)."""
+    body = {
+        "samples": SAMPLES,
+        "judges": [judge(fake_openai, "always-500", timeout_s=5)],
+        "idempotency_key": f"retry-{uuid.uuid4().hex}",
+    }
+    first = client.post("/v1/rewards", headers=keys["trainer"], json=body)
+    assert first.status_code == 200, first.text
+    calls = fake_openai.total_requests
+    assert calls >= len(SAMPLES)
+    again = client.post("/v1/rewards", headers=keys["trainer"], json=body)
+    assert again.status_code == 200, again.text
+    assert again.json()["batch_id"] == first.json()["batch_id"]
+    assert again.json()["results"] == first.json()["results"]
+    assert fake_openai.total_requests == calls

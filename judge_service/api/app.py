@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
+from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.routes import (
     health,
     judges,
@@ -128,6 +129,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.registry = plugins
+    app.state.checked_keys = CheckedKeys(settings.key_cache_s)
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import TypeAdapter
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -96,6 +97,12 @@ def resolve_plan(
     return plan
 
 
+def plan_reads_database(request: wire.RewardRequest) -> bool:
+    """True when resolving the request's plan reads the database (a named rubric, or
+    calibration maps); otherwise it is quick work that needs no thread."""
+    return bool(request.rubric or request.calibrate)
+
+
 def batch_timeout_s(request: wire.RewardRequest, *, settings: Settings) -> float:
     """The batch's deadline, in seconds from its creation."""
     return min(request.timeout_s or settings.default_timeout_s, settings.max_timeout_s)
@@ -166,6 +173,11 @@ def store_batch(
     return batch, True
 
 
+#: The samples' stored form in one pydantic-core pass (one ``model_dump`` per sample
+#: costs twice as much, for every GRPO step).
+SAMPLES_IN = TypeAdapter(list[wire.SampleIn])
+
+
 @dataclass(frozen=True)
 class PreparedBatch:
     """A batch's id, creation time, deadline and sample payloads, fixed before it is stored."""
@@ -184,7 +196,7 @@ class PreparedBatch:
             batch_id=uuid.uuid4().hex,
             created_at=utcnow(),
             timeout_s=batch_timeout_s(request, settings=settings),
-            payloads=[s.model_dump(mode="json") for s in request.samples],
+            payloads=SAMPLES_IN.dump_python(request.samples, mode="json"),
             status=status,
         )
 

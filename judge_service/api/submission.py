@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import TypeAdapter
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import metrics, wire
@@ -43,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: How long past a batch's deadline the API waits for the worker's own timeout masks.
 DEADLINE_GRACE = timedelta(seconds=0.5)
+#: The scoring form of a batch's samples, validated in one pass.
+SAMPLES = TypeAdapter(list[Sample])
 #: How long the fast path lets the judge calls start before it stores the batch.
 JUDGING_HEAD_START_S = 0.05
 
@@ -108,12 +112,18 @@ def _answer_from(
 
 
 async def _score_while_storing(
-    body: wire.RewardRequest, plan: dict[str, Any], *, state: Any, key: Any
+    body: wire.RewardRequest,
+    plan: dict[str, Any],
+    *,
+    state: Any,
+    key: Any,
+    repeated: Awaitable[bool] | None = None,
 ) -> Answer | None:
     """The embedded fast path, on this request's own event loop.
 
-    Returns None when the batch turned out to be stored already (a concurrent
-    request with the same idempotency key), for the caller to wait on that one.
+    Returns None when the batch turned out to be stored already (its idempotency key
+    was used before, as ``repeated`` says, or a concurrent request with the same key
+    stored it first), for the caller to wait on that one.
     """
     settings, dispatcher = state.settings, state.dispatcher
     url = settings.database_url
@@ -122,7 +132,7 @@ async def _score_while_storing(
     work = BatchWork(
         batch_id=prepared.batch_id,
         positions=list(range(len(prepared.payloads))),
-        samples=[Sample.model_validate(payload) for payload in prepared.payloads],
+        samples=SAMPLES.validate_python(prepared.payloads),
         plan=plan,
         deadline_at=prepared.deadline_at,
         n_samples=len(prepared.payloads),
@@ -149,6 +159,8 @@ async def _score_while_storing(
             work.sample_rows.set_exception(AlreadyStored(prepared.batch_id))
         return created
 
+    if repeated is not None and await repeated:
+        return None
     known_hacks = (
         await run_in_threadpool(known_hacks_for, work, settings) if plan.get("detectors") else []
     )
@@ -250,22 +262,43 @@ def _key_used(url: str, body: wire.RewardRequest) -> bool:
         return batching.idempotency_key_used(body, session=session)
 
 
+async def _resolve_plan(body: wire.RewardRequest, *, state: Any) -> dict[str, Any]:
+    """The batch's plan; on a thread only when it reads the database (a hop costs ~1 ms)."""
+    if batching.plan_reads_database(body):
+        return await run_in_threadpool(
+            batching.resolve_plan, body, settings=state.settings, registry=state.registry
+        )
+    return batching.resolve_plan(body, settings=state.settings, registry=state.registry)
+
+
+def _drop(future: asyncio.Future[Any]) -> None:
+    """Let go of a check this request no longer needs (it failed before awaiting it)."""
+    if not future.done():
+        future.cancel()  # its thread still runs to the end; the answer is ignored
+    elif not future.cancelled():
+        future.exception()  # retrieved: no "exception was never retrieved" warning
+
+
 async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> Answer:
     """Validate, store, dispatch and (when ``wait``) wait for one scoring request."""
     settings = state.settings
     batching.check_batch_size(body, settings=settings)
     batching.check_unique_ids(body)
-    fast = isinstance(state.dispatcher, InProcessDispatcher) and body.wait
-
-    def plan_and_check_key() -> tuple[dict[str, Any], bool]:
-        # one thread hop for both: each hop costs a wake-up on either side
-        plan = batching.resolve_plan(body, settings=settings, registry=state.registry)
-        may_repeat = fast and body.idempotency_key is not None
-        return plan, may_repeat and _key_used(settings.database_url, body)
-
-    plan, repeated = await run_in_threadpool(plan_and_check_key)
-    if fast and not repeated:
-        answer = await _score_while_storing(body, plan, state=state, key=key)
-        if answer is not None:
-            return answer
+    if not (isinstance(state.dispatcher, InProcessDispatcher) and body.wait):
+        plan = await _resolve_plan(body, state=state)
+        return await _store_then_dispatch(body, plan, state=state, key=key)
+    # The fast path. A repeated idempotency key must not send the judge calls out again,
+    # so they wait for that check; it runs on a thread while the plan is resolved and
+    # the batch prepared here, which the calls need anyway.
+    repeated: asyncio.Future[bool] | None = None
+    if body.idempotency_key is not None:
+        repeated = asyncio.ensure_future(run_in_threadpool(_key_used, settings.database_url, body))
+    try:
+        plan = await _resolve_plan(body, state=state)
+        answer = await _score_while_storing(body, plan, state=state, key=key, repeated=repeated)
+    finally:
+        if repeated is not None:
+            _drop(repeated)
+    if answer is not None:
+        return answer
     return await _store_then_dispatch(body, plan, state=state, key=key)

@@ -86,8 +86,10 @@ def _plan(
     settings: Settings,
     deadline: float,
     known_hacks: list[str],
-    run_stats: dict | None = None,
+    run_stats: Callable[[], dict] = dict,
 ) -> Plan:
+    """The batch's scoring plan. ``run_stats`` is called only when the plan has detectors
+    (they are its only readers, and it reads every sample's transcript)."""
     panel = build_panel(
         batch_plan["judges"],
         registry=registry,
@@ -99,7 +101,6 @@ def _plan(
     if batch_plan.get("calibration"):  # opt-in per request: maps frozen into the plan
         panel = calibrate_panel(panel, batch_plan["calibration"])
     rubric = batch_plan.get("rubric")
-    run_stats = run_stats or {}
     detectors = build_detectors(
         batch_plan.get("detectors") or [],
         batch_plan.get("hindsight"),
@@ -113,7 +114,7 @@ def _plan(
         detectors=detectors,
         penalty=POLICIES[batch_plan.get("penalty") or settings.penalty_policy],
         known_hacks=known_hacks if detectors else (),
-        run_stats=run_stats,
+        run_stats=run_stats() if detectors else {},
         deadline=deadline,
         concurrency=settings.sample_concurrency,
         settings=settings,
@@ -162,7 +163,9 @@ async def score_work(
     writer = ResultWriter(
         settings.database_url, work.batch_id, work.positions, work.sample_rows, work.n_samples
     )
-    run_stats = {"run_id": work.run_id, "step": work.step, **batch_stats(work.samples)}
+
+    def run_stats() -> dict[str, Any]:
+        return {"run_id": work.run_id, "step": work.step, **batch_stats(work.samples)}
 
     def plan_factory() -> Plan:
         return _plan(
