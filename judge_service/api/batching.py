@@ -108,13 +108,6 @@ def batch_timeout_s(request: wire.RewardRequest, *, settings: Settings) -> float
     return min(request.timeout_s or settings.default_timeout_s, settings.max_timeout_s)
 
 
-def idempotency_key_used(request: wire.RewardRequest, *, session: Session) -> bool:
-    """True when the request's idempotency key already names a batch."""
-    if not request.idempotency_key:
-        return False
-    return batches.find_by_idempotency_key(session=session, key=request.idempotency_key) is not None
-
-
 def store_batch(
     request: wire.RewardRequest,
     *,

@@ -34,7 +34,7 @@ from judge_service.api.plan_rubric import rubric_ref
 from judge_service.domain import Outcome, Sample
 from judge_service.errors import Unavailable
 from judge_service.storage import batches
-from judge_service.storage.db import session_scope
+from judge_service.storage.db import get_engine, session_scope
 from judge_service.storage.types import utcnow
 from judge_service.worker.inprocess import InProcessDispatcher
 from judge_service.worker.result_writer import BatchNotStored
@@ -257,9 +257,9 @@ async def _store_then_dispatch(
     return await run_in_threadpool(read, url, batch_id)
 
 
-def _key_used(url: str, body: wire.RewardRequest) -> bool:
-    with session_scope(url) as session:
-        return batching.idempotency_key_used(body, session=session)
+def _key_used(url: str, key: str) -> bool:
+    with get_engine(url).connect() as connection:
+        return batches.idempotency_key_taken(connection=connection, key=key)
 
 
 async def _resolve_plan(body: wire.RewardRequest, *, state: Any) -> dict[str, Any]:
@@ -292,7 +292,9 @@ async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> 
     # the batch prepared here, which the calls need anyway.
     repeated: asyncio.Future[bool] | None = None
     if body.idempotency_key is not None:
-        repeated = asyncio.ensure_future(run_in_threadpool(_key_used, settings.database_url, body))
+        repeated = asyncio.ensure_future(
+            run_in_threadpool(_key_used, settings.database_url, body.idempotency_key)
+        )
     try:
         plan = await _resolve_plan(body, state=state)
         answer = await _score_while_storing(body, plan, state=state, key=key, repeated=repeated)
