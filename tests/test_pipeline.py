@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from judge_service.contracts import Detector, Evidence
-from judge_service.domain import Finding, Outcome, Sample, Verdict
+from judge_service.domain import CallUsage, Finding, Outcome, Sample, Verdict
 from judge_service.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES, audit, hack_score
 from judge_service.pipeline.consensus import Panel, agreement, decide
@@ -171,6 +171,24 @@ def test_decide_reward_components_and_agreement() -> None:
     assert outcome.components == {"judge/a": 1.0, "judge/b": 0.5, "rubric/x": 1.0}
     assert outcome.agreement == pytest.approx(agreement([1.0, 0.5], [1.0, 1.0]))
     assert outcome.judges == verdicts
+
+
+def test_decide_one_judge_matches_the_general_case() -> None:
+    """A lone valid verdict takes a shortcut; it must decide exactly what a panel whose
+    other judge failed (the general path, same scores) decides."""
+    usage = CallUsage(judge_calls=1, prompt_tokens=7, cost_usd=0.001)
+    only = Verdict(judge="a", weight=2.0, score=0.8, components={"rubric/x": 1.0}, usage=usage)
+    alone = decide("s1", [only], panel("reference_match"))
+    failed = Verdict(judge="b", error="RuntimeError: boom")
+    general = decide("s1", [only, failed], panel("reference_match", "numeric_match", quorum=1))
+    assert alone.judges == [only]
+    assert alone.model_dump(exclude={"judges"}) == general.model_dump(exclude={"judges"})
+    assert (alone.reward, alone.agreement, alone.valid) == (pytest.approx(0.8), 1.0, True)
+    assert alone.components == {"judge/a": 0.8, "rubric/x": 1.0}
+    # the shortcut never skips the quorum
+    one = panel("reference_match")
+    short = decide("s1", [only], Panel(members=one.members, aggregator=one.aggregator, quorum=2))
+    assert short.valid is False and short.failure_kind == "below_quorum"
 
 
 def test_decide_timeout_wins_over_other_failures() -> None:

@@ -113,17 +113,26 @@ async def evaluate_batch(
             by_group.setdefault(sample.group_id, []).append(sample)
     groups = GroupScores(by_group)
     delivered: set[int] = set()
+    unfinished = len(samples)
+    all_finished = asyncio.get_running_loop().create_future()
 
     async def score_and_deliver(index: int, sample: Sample) -> None:
-        # Each task delivers its own outcome: waiting on all tasks once, instead of
-        # re-waiting for the first completed, keeps big batches linear, not quadratic.
-        if gate is None:
-            outcome = await _evaluate_or_mask(sample, plan, groups)
-        else:
-            async with gate:
+        # Each task delivers its own outcome and counts itself out: one future for the
+        # whole batch, not a done-callback per task (asyncio.wait's), keeps the end of a
+        # GRPO step's burst of 256 completions short.
+        nonlocal unfinished
+        try:
+            if gate is None:
                 outcome = await _evaluate_or_mask(sample, plan, groups)
-        delivered.add(index)
-        await on_outcome(index, outcome)
+            else:
+                async with gate:
+                    outcome = await _evaluate_or_mask(sample, plan, groups)
+            delivered.add(index)
+            await on_outcome(index, outcome)
+        finally:
+            unfinished -= 1
+            if unfinished == 0 and not all_finished.done():
+                all_finished.set_result(None)
 
     tasks = [asyncio.ensure_future(score_and_deliver(i, s)) for i, s in samples]
     if on_started is not None:
@@ -135,7 +144,8 @@ async def evaluate_batch(
     if plan.deadline is not None:
         timeout = max(0.0, plan.deadline + DEADLINE_GRACE_S - time.monotonic())
     if tasks:
-        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        await asyncio.wait([all_finished], timeout=timeout)
+        pending = [task for task in tasks if not task.done()]
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
