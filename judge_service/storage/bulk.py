@@ -12,6 +12,7 @@ column set.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -49,7 +50,7 @@ def _pages(
         if reorder is not None:
             page = [reorder(row) for row in page]
         statement = sql.replace(group, ", ".join([group] * len(page)))
-        yield statement, tuple(value for row in page for value in row)
+        yield statement, tuple(itertools.chain.from_iterable(page))
 
 
 @functools.lru_cache(maxsize=64)
@@ -123,9 +124,10 @@ def insert_ignoring_returning(
     *,
     conflict: str,
     returning: tuple[str, ...],
-) -> list[Row]:
+) -> list[Sequence[Any]]:
     """SQLite only: INSERT ... ON CONFLICT (conflict) DO NOTHING RETURNING, in multi-row
-    statements; the rows inserted come back (those that conflicted do not).
+    statements; the rows inserted come back, as SQLAlchemy rows of the ``returning``
+    values (those that conflicted do not).
 
     ``rows`` are tuples in ``columns`` order, already in driver form (see the module).
     """
@@ -133,7 +135,7 @@ def insert_ignoring_returning(
     sql, group, reorder = _returning_statement(
         connection.dialect, table, columns, conflict, returning
     )
-    inserted: list[Row] = []
+    inserted: list[Sequence[Any]] = []
     for statement, parameters in _pages(sql, group, rows, reorder):
-        inserted.extend(tuple(r) for r in connection.exec_driver_sql(statement, parameters))
+        inserted.extend(connection.exec_driver_sql(statement, parameters).fetchall())
     return inserted

@@ -48,6 +48,19 @@ def _storable(text: str | None, limit: int) -> bool:
     return text.isascii() or safe_text(text) == text
 
 
+def _clean(outcome: Outcome) -> bool:
+    """True when every text of the outcome is stored as it is. A plain loop over the
+    verdicts: this runs for every sample of every batch, and a generator costs more."""
+    if not _storable(outcome.failure_reason, REASON_CHARS):
+        return False
+    for verdict in outcome.judges:
+        if not (
+            _storable(verdict.rationale, RATIONALE_CHARS) and _storable(verdict.error, ERROR_CHARS)
+        ):
+            return False
+    return all(_storable(finding.evidence, EVIDENCE_CHARS) for finding in outcome.findings)
+
+
 def as_stored(outcome: Outcome) -> Outcome:
     """The outcome with its texts as the database keeps them (see ``safe_text``).
 
@@ -55,15 +68,7 @@ def as_stored(outcome: Outcome) -> Outcome:
     batch, so both go through this one normalisation. Clean texts, the usual
     case, come back as the same object: this runs for every sample of every batch.
     """
-    clean = (
-        _storable(outcome.failure_reason, REASON_CHARS)
-        and all(
-            _storable(v.rationale, RATIONALE_CHARS) and _storable(v.error, ERROR_CHARS)
-            for v in outcome.judges
-        )
-        and all(_storable(f.evidence, EVIDENCE_CHARS) for f in outcome.findings)
-    )
-    if clean:
+    if _clean(outcome):
         return outcome
     judges = [
         v.model_copy(
