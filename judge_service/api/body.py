@@ -2,14 +2,20 @@
 
 Why a hand-written ASGI middleware: the status codes the contract asks for
 (413 for size, 400 for bad UTF-8, unpaired surrogates or bad JSON) must be
-decided on the raw bytes, before routing and model validation.
+decided on the raw bytes, before routing and model validation. The JSON it
+parsed is handed on, so the scoring routes (:class:`ParsedBodyRoute`) don't
+parse it twice.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Coroutine
 from typing import Any
 
+from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge_service.errors import (
@@ -23,7 +29,12 @@ from judge_service.errors import (
 JSON_PATHS = ("/v1/", "/get_reward")
 
 
-def _check_json(body: bytes) -> None:
+#: Where the guard leaves the body it parsed, for :class:`ParsedBodyRoute` to reuse.
+PARSED_BODY = "judge_service.parsed_body"
+
+
+def _check_json(body: bytes) -> Any:
+    """The parsed body; 400 when it is not UTF-8 JSON (or holds a lone surrogate)."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -38,11 +49,12 @@ def _check_json(body: bytes) -> None:
             detail={"line": exc.lineno, "column": exc.colno},
         ) from exc
     if b"\\ud" not in body.lower():
-        return  # no surrogate escape at all: the common case, and a cheap test
+        return parsed  # no surrogate escape at all: the common case, and a cheap test
     try:  # escapes like "\ud800" decode to lone surrogates, which no UTF-8 text can hold
         json.dumps(parsed, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidEncoding("the body contains an unpaired UTF-16 surrogate escape") from exc
+    return parsed
 
 
 async def _send_error(send: Send, error: JudgeServiceError) -> None:
@@ -105,7 +117,7 @@ class BodyGuard:
             is_json = True
         if body and is_json:
             try:
-                _check_json(body)
+                scope[PARSED_BODY] = _check_json(body)
             except JudgeServiceError as error:
                 await _send_error(send, error)
                 return
@@ -124,3 +136,26 @@ def _replay(body: bytes, receive: Receive) -> Any:
         return await receive()
 
     return replay
+
+
+class _ParsedBodyRequest(Request):
+    """A request whose ``json()`` is the body the guard already parsed, when it did."""
+
+    async def json(self) -> Any:
+        if PARSED_BODY in self.scope:
+            return self.scope[PARSED_BODY]
+        return await super().json()
+
+
+class ParsedBodyRoute(APIRoute):
+    """A route that validates the body :class:`BodyGuard` parsed instead of parsing it
+    again (FastAPI's documented way to change the request class). A GRPO step's body
+    is ~50 KB of JSON: the second ``json.loads`` cost ~0.5 ms of every step."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            return await handler(_ParsedBodyRequest(request.scope, request.receive))
+
+        return handle

@@ -12,12 +12,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from judge_service import wire
+from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import TrainerKey
 from judge_service.api.routes.rewards import ERRORS
 from judge_service.api.submission import submit_and_wait
 from judge_service.errors import ValidationFailed
 
-router = APIRouter(tags=["openrlhf"])
+router = APIRouter(tags=["openrlhf"], route_class=ParsedBodyRoute)
 
 
 def completion_of(query: str, prompt: str | None) -> str:

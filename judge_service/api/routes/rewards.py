@@ -9,10 +9,11 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
+from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import AnyKey, TrainerKey
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
 
-router = APIRouter(prefix="/v1", tags=["rewards"])
+router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 
 DETAIL_HELP = "`compact`: each result without its judges and components, as in the request"
 ERRORS = {code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)}
