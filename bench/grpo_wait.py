@@ -9,7 +9,10 @@ Two judges: ``slow_constant`` (the test plugin's judge that answers after 50 ms:
 service's own overhead) and an LLM judge on the OpenAI-compatible fake with 50 ms
 latency (adds litellm's per-call CPU cost).
 
-    .venv/bin/python bench/grpo_wait.py [--steps 20] [--audit]
+    .venv/bin/python bench/grpo_wait.py [--steps 20] [--audit] [--judge constant|llm]
+
+To compare two builds (A/B), run the constant judge alone against each in turn:
+``git worktree add /tmp/ab <rev>`` then ``PYTHONPATH=/tmp/ab`` for the other build.
 
 The trainer side calls the reward function the way GRPOTrainer does: from one
 event loop on a background thread, every step. Without ``--audit`` the service runs
@@ -127,6 +130,9 @@ def main() -> None:
     parser.add_argument(
         "--audit", action="store_true", help="keep the default hindsight audit on (CPU detectors)"
     )
+    parser.add_argument(
+        "--judge", choices=("constant", "llm"), help="only this judge (default: both)"
+    )
     args = parser.parse_args()
     ensure_test_plugin()
     fake, api_base = fake_judge_server(int(LATENCY_S * 1000))
@@ -144,6 +150,9 @@ def main() -> None:
             "concurrency": 256,
         },
     }
+    if args.judge is not None:
+        wanted = "slow_constant" if args.judge == "constant" else "LLM"
+        judges = {label: spec for label, spec in judges.items() if label.startswith(wanted)}
     table = Table(
         "judge",
         "one call s",
