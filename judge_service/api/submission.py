@@ -272,7 +272,8 @@ async def _resolve_plan(body: wire.RewardRequest, *, state: Any) -> dict[str, An
 
 
 def _drop(future: asyncio.Future[Any]) -> None:
-    """Let go of a check this request no longer needs (it failed before awaiting it)."""
+    """Let go of the idempotency check once the request is through with it: cancelled if
+    the request failed before awaiting it, its error (if any) marked as retrieved."""
     if not future.done():
         future.cancel()  # its thread still runs to the end; the answer is ignored
     elif not future.cancelled():
