@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 
 OnOutcome = Callable[[int, Outcome], Awaitable[None]]
 DEADLINE_GRACE_S = 0.2
+#: Tasks made before the loop gets a turn to start them. Waves, not all at once: the
+#: first judge calls of a 256-sample step go out ~1 ms sooner, and a step ends when its
+#: last completion is handled, which is that much sooner too.
+START_WAVE = 32
 
 
 @dataclass(frozen=True)
@@ -134,9 +138,12 @@ async def evaluate_batch(
             if unfinished == 0 and not all_finished.done():
                 all_finished.set_result(None)
 
-    tasks = [asyncio.ensure_future(score_and_deliver(i, s)) for i, s in samples]
+    tasks: list[asyncio.Task[None]] = []
+    for start in range(0, len(samples), START_WAVE):
+        wave = samples[start : start + START_WAVE]
+        tasks.extend(asyncio.ensure_future(score_and_deliver(i, s)) for i, s in wave)
+        await asyncio.sleep(0)  # one turn of the loop: the wave's judge calls go out
     if on_started is not None:
-        await asyncio.sleep(0)  # one turn of the loop: each task runs up to its first await
         on_started()
     # Judges stop at the deadline themselves; the grace lets each sample's consensus use
     # the judges that did answer (down to the quorum) before unfinished work is cancelled.

@@ -192,20 +192,19 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
         sample_pk: result_id
         for result_id, sample_pk in _insert_results(session, batch_id, scored, utcnow())
     }
-    verdicts: list[tuple] = []
-    findings: list[tuple] = []
-    for item in scored:
-        result_id = new_ids.get(item.sample_pk)
-        if result_id is None:
-            continue
-        verdicts.extend(
-            (result_id, position, v.judge, v.weight, v.score, v.rationale, v.error)
-            for position, v in enumerate(item.outcome.judges)
-        )
-        findings.extend(
-            (result_id, f.detector, f.kind, f.severity, f.confidence, f.evidence)
-            for f in item.outcome.findings
-        )
+    # (result id, outcome) of the rows this call inserted; flat comprehensions, not a
+    # generator per sample: this runs for every sample of every GRPO step
+    new = [(new_ids[item.sample_pk], item.outcome) for item in scored if item.sample_pk in new_ids]
+    verdicts = [
+        (result_id, position, v.judge, v.weight, v.score, v.rationale, v.error)
+        for result_id, outcome in new
+        for position, v in enumerate(outcome.judges)
+    ]
+    findings = [
+        (result_id, f.detector, f.kind, f.severity, f.confidence, f.evidence)
+        for result_id, outcome in new
+        for f in outcome.findings
+    ]
     insert_rows(session, VerdictRow.__table__, VERDICT_COLUMNS, verdicts)
     insert_rows(session, FindingRow.__table__, FINDING_COLUMNS, findings)
     return len(new_ids)
