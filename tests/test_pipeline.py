@@ -173,9 +173,9 @@ def test_decide_reward_components_and_agreement() -> None:
     assert outcome.judges == verdicts
 
 
-def test_decide_one_judge_matches_the_general_case() -> None:
-    """A lone valid verdict takes a shortcut; it must decide exactly what a panel whose
-    other judge failed (the general path, same scores) decides."""
+def test_decide_lone_verdict_matches_a_panel_whose_other_judge_failed() -> None:
+    """A lone valid verdict decides exactly what a panel whose other judge failed decides
+    (same scores), and a panel still needs its quorum."""
     usage = CallUsage(judge_calls=1, prompt_tokens=7, cost_usd=0.001)
     only = Verdict(judge="a", weight=2.0, score=0.8, components={"rubric/x": 1.0}, usage=usage)
     alone = decide("s1", [only], panel("reference_match"))
@@ -185,7 +185,6 @@ def test_decide_one_judge_matches_the_general_case() -> None:
     assert alone.model_dump(exclude={"judges"}) == general.model_dump(exclude={"judges"})
     assert (alone.reward, alone.agreement, alone.valid) == (pytest.approx(0.8), 1.0, True)
     assert alone.components == {"judge/a": 0.8, "rubric/x": 1.0}
-    # the shortcut never skips the quorum
     one = panel("reference_match")
     short = decide("s1", [only], Panel(members=one.members, aggregator=one.aggregator, quorum=2))
     assert short.valid is False and short.failure_kind == "below_quorum"

@@ -36,11 +36,7 @@ def agreement(scores: list[float], weights: list[float]) -> float:
 
 def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     """The consensus reward, or a masked outcome saying why there is none."""
-    if len(verdicts) == 1 and panel.quorum <= 1:
-        only = verdicts[0]
-        if only.error is None and only.score is not None and only.weight > 0:
-            return _one_judge(sample_id, verdicts, panel)
-    ok = [v for v in verdicts if v.error is None and v.score is not None and v.weight > 0]
+    ok = [v for v in verdicts if v.ok and v.weight > 0]
     usage = total_usage(verdicts)
     if len(ok) < panel.quorum:
         timed_out = any(v.timed_out for v in verdicts)
@@ -72,25 +68,4 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
         judges=verdicts,
         agreement=agreement(scores, weights),
         usage=usage,
-    )
-
-
-def _one_judge(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
-    """``decide`` for the usual one-judge panel with a valid verdict, once per sample of
-    every GRPO step: the same outcome, without the lists the general case builds."""
-    verdict = verdicts[0]
-    score = float(verdict.score)  # type: ignore[arg-type]  # the caller checked it is set
-    reward = min(1.0, max(0.0, panel.aggregator.aggregate([score], [verdict.weight])))
-    components = {"judge/" + verdict.judge: score}
-    if verdict.components:
-        components.update(verdict.components)
-    return Outcome(
-        id=sample_id,
-        reward=reward,
-        raw_reward=reward,
-        valid=True,
-        components=components,
-        judges=verdicts,
-        agreement=1.0,
-        usage=verdict.usage,
     )
