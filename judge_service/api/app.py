@@ -98,6 +98,11 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
 
 
+#: How long shutdown waits for answered batches to be stored as results; any left are
+#: written out at the next start (``resume_unfinished``).
+SHUTDOWN_WRITE_OUT_S = 10.0
+
+
 def create_app(
     settings: Settings,
     *,
@@ -119,6 +124,9 @@ def create_app(
         try:
             yield
         finally:
+            written_out = getattr(app.state.dispatcher, "written_out", None)
+            if written_out is not None:  # answered batches: store them before stopping
+                await written_out(timeout=SHUTDOWN_WRITE_OUT_S)
             app.state.dispatcher.close()
 
     app = FastAPI(

@@ -19,6 +19,7 @@ Two ways through:
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable
 from datetime import datetime, timedelta
@@ -33,13 +34,19 @@ from judge_service.api.answers import DoneAnswer
 from judge_service.api.plan_rubric import rubric_ref
 from judge_service.domain import Outcome, Sample
 from judge_service.errors import Unavailable
-from judge_service.storage import batches
+from judge_service.storage import batches, settled
 from judge_service.storage.db import get_engine, session_scope
 from judge_service.storage.types import utcnow
 from judge_service.worker.inprocess import InProcessDispatcher
 from judge_service.worker.result_writer import BatchNotStored
 from judge_service.worker.review_enqueue import enqueue_review, may_need_review
-from judge_service.worker.tasks import BatchWork, expire_batch, known_hacks_for, score_work
+from judge_service.worker.tasks import (
+    BatchWork,
+    Scored,
+    expire_batch,
+    known_hacks_for,
+    score_work,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,15 +66,24 @@ Answer = wire.RewardResponse | DoneAnswer  # a batch not done yet, or done
 
 
 def read(url: str, batch_id: str) -> Answer:
+    """The batch as answered now; settled outcomes not written out yet are written out
+    first (their answer went out: a read must not show the batch as running)."""
     with session_scope(url) as session:
+        settled.write_out_pending(session=session, batch_id=batch_id)
         return batching.read_batch(session=session, batch_id=batch_id)
 
 
 def settle(url: str, batch_id: str) -> bool:
-    """True when the batch is done, expiring it first if its deadline (plus grace) passed."""
+    """True when the batch is done, expiring it first if its deadline (plus grace) passed.
+
+    Settled outcomes not written out yet (their answer went out) are written out here,
+    so a read never shows an answered batch as still running.
+    """
     with session_scope(url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
         if batch is None or batch.status == "done":
+            return True
+        if settled.write_out_pending(session=session, batch_id=batch_id):
             return True
         overdue = utcnow() >= batch.deadline_at + DEADLINE_GRACE
     return expire_batch(batch_id, database_url=url) if overdue else False
@@ -165,7 +181,13 @@ async def _score_while_storing(
         await run_in_threadpool(known_hacks_for, work, settings) if plan.get("detectors") else []
     )
     scoring = asyncio.ensure_future(
-        score_work(work, settings=settings, registry=state.registry, known_hacks=known_hacks)
+        score_work(
+            work,
+            settings=settings,
+            registry=state.registry,
+            known_hacks=known_hacks,
+            settle_first=True,
+        )
     )
     review: dict[str, asyncio.Future] = {}  # set by _after_scoring when review items are due
     scoring.add_done_callback(
@@ -176,6 +198,8 @@ async def _score_while_storing(
     await asyncio.wait(
         [judging, scoring], timeout=JUDGING_HEAD_START_S, return_when=asyncio.FIRST_COMPLETED
     )
+    # The loop waits for the judges now: earlier batches' write-outs run in this wait.
+    dispatcher.write_outs.start_waiting()
     try:
         created = await run_in_threadpool(store)
     except BaseException:
@@ -207,9 +231,11 @@ def _after_scoring(
     dispatcher: Any,
     review: dict[str, asyncio.Future],
 ) -> None:
-    """Once a fast-path batch is scored: wake other waiters and queue review items.
+    """Once a fast-path batch is scored: write it out, wake other waiters, queue review
+    items, on a database writer thread (see :func:`_finish`).
 
     Runs as the scoring task's callback, so it happens even if the client hung up.
+    The answer waits for it only when review items may be due (``review["queued"]``).
     """
     if task.cancelled():
         return
@@ -218,16 +244,37 @@ def _after_scoring(
         if not isinstance(error, BatchNotStored):
             log.error("batch %s failed while scoring", batch_id, exc_info=error)
         return
-    scored = task.result()
+    scored: Scored = task.result()
     if scored.done:
-        dispatcher.mark_done(batch_id)
-        if scored.outcomes is None or may_need_review(scored.outcomes):  # clean: nothing to do
-            loop = asyncio.get_running_loop()
-            review["queued"] = loop.run_in_executor(None, _enqueue_review, batch_id, url)
+        review_due = _may_need_review(scored)
+        # Clean batches are written out after the answer, once the loop is idle
+        # (``worker.write_outs``); one that may need review now, and its answer waits.
+        finishing = dispatcher.write_outs.add(
+            functools.partial(_finish, batch_id, url, dispatcher, scored), now=review_due
+        )
+        if review_due:
+            review["queued"] = finishing
 
 
-def _enqueue_review(batch_id: str, url: str) -> None:
-    enqueue_review(batch_id, database_url=url)
+def _may_need_review(scored: Scored) -> bool:
+    return scored.outcomes is None or may_need_review(scored.outcomes)  # clean: nothing to do
+
+
+def _finish(batch_id: str, url: str, dispatcher: Any, scored: Scored) -> None:
+    """Write out the settled outcomes (if any), wake whoever waits on the batch, and queue
+    its review items. A write-out that fails is logged: the settled row stays, and the
+    next read of the batch, its deadline or a restart writes it out (an answer waiting
+    on review items fails with it)."""
+    if scored.settled is not None:
+        try:
+            with session_scope(url) as session:
+                settled.write_out(session=session, batch_id=batch_id, scored=scored.settled)
+        except Exception:
+            log.exception("batch %s: writing out its settled outcomes failed", batch_id)
+            raise
+    dispatcher.mark_done(batch_id)
+    if _may_need_review(scored):
+        enqueue_review(batch_id, database_url=url)
 
 
 async def _store_then_dispatch(

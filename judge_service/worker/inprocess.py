@@ -14,6 +14,7 @@ from judge_service.storage import batches, mining
 from judge_service.storage.db import session_scope
 from judge_service.worker.mining_task import MINE_TASK, mine_rubric
 from judge_service.worker.tasks import score_batch
+from judge_service.worker.write_outs import DeferredWriteOuts
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,13 @@ class InProcessDispatcher:
         )
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
         self._lock = threading.Lock()
+        #: Answered batches still to be written out as results (``storage.settled``).
+        self.write_outs = DeferredWriteOuts()
+
+    async def written_out(self, timeout: float | None = None) -> None:
+        """Return once every batch this process answered is stored as results (or after
+        ``timeout`` seconds): a read after an answer then sees the answered batch."""
+        await self.write_outs.wait(timeout)
 
     def mark_done(self, batch_id: str) -> None:
         """Wake every request waiting on this batch, in whatever event loop it waits."""

@@ -4,6 +4,12 @@ The writer buffers outcomes and stores them in small transactions on a shared
 thread pool, off the scoring event loop. The last write also marks the batch
 done, in the same transaction. It keeps what it stored, so a batch scored from
 start to end in this run can be answered from memory instead of read back.
+
+With ``settle_first`` (the embedded fast path), a batch whose outcomes all arrive
+in the last write is committed as one settled row instead (``storage.settled``):
+the answer goes out after that commit, and the outcomes are written out as
+results afterwards, by whoever runs :attr:`ResultWriter.settled` through
+``settled.write_out``.
 """
 
 from __future__ import annotations
@@ -15,13 +21,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from judge_service import metrics
 from judge_service.domain import Outcome
-from judge_service.storage import batches
-from judge_service.storage.db import session_scope
+from judge_service.storage import batches, settled
+from judge_service.storage.db import get_engine, session_scope
 from judge_service.storage.results import ScoredSample, save_results
 
 #: Shared by every batch of the process: a new loop's default executor would start
 #: fresh threads for each batch.
-_DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
+DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
 FLUSH_EVERY = 256
 FLUSH_INTERVAL_S = 0.5
 #: How long a write waits for the batch's own rows to be committed by the API.
@@ -47,8 +53,13 @@ class ResultWriter:
         positions: list[int],
         sample_rows: Future[dict[int, int]],
         n_samples: int,
+        *,
+        settle_first: bool = False,
     ) -> None:
         self.database_url = database_url
+        self.settle_first = settle_first
+        #: The outcomes committed as a settled row, still to be written out as results.
+        self.settled: list[ScoredSample] | None = None
         self.batch_id = batch_id
         self.n_samples = n_samples
         self.positions = positions
@@ -79,7 +90,8 @@ class ResultWriter:
             await self._flush(finish=False)
 
     async def finish(self) -> bool:
-        """Write what is left and mark the batch done if complete; True when it is done.
+        """Write what is left and mark the batch done if complete; True when it is done
+        (or, with ``settle_first``, settled: see :attr:`settled`).
 
         Raises :class:`BatchNotStored` when the batch's samples were never committed.
         """
@@ -95,7 +107,7 @@ class ResultWriter:
             return False
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(_DB_WRITERS, self._write, chunk, finish)
+            return await loop.run_in_executor(DB_WRITERS, self._write, chunk, finish)
         except BatchNotStored as exc:
             self.not_stored = exc  # outcomes still arriving have nowhere to go either
             if finish:
@@ -116,6 +128,13 @@ class ResultWriter:
         except Exception as exc:
             raise BatchNotStored(f"batch {self.batch_id} was not stored: {exc!r}") from exc
         scored = [ScoredSample(rows[position], position, outcome) for position, outcome in chunk]
+        whole = not self.stored and len(scored) == len(rows) == self.n_samples
+        if finish and self.settle_first and whole:
+            with get_engine(self.database_url).begin() as connection:
+                taken = settled.settle(connection=connection, batch_id=self.batch_id, scored=scored)
+            if taken:
+                self.stored, self.settled = scored, scored
+                return True
         with session_scope(self.database_url) as session:
             inserted = save_results(session=session, batch_id=self.batch_id, scored=scored)
             self.stored.extend(scored)

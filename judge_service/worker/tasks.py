@@ -30,7 +30,7 @@ from judge_service.pipeline.calibration import calibrate_panel
 from judge_service.pipeline.evaluate import Plan, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.storage import batches
+from judge_service.storage import batches, settled
 from judge_service.storage.db import session_scope
 from judge_service.storage.results import ScoredSample, save_results
 from judge_service.storage.review import list_known_hacks
@@ -143,17 +143,31 @@ async def _score(work: BatchWork, plan_factory: Callable[[], Plan], writer: Resu
 
 @dataclass(frozen=True)
 class Scored:
-    """How a run of a batch ended: done or not, and its stored outcomes when known."""
+    """How a run of a batch ended: done or not, and its stored outcomes when known.
+
+    ``settled`` holds the outcomes when they were committed as a settled row and are
+    still to be written out as results (``settled.write_out``); the batch is done
+    once they are.
+    """
 
     done: bool
     outcomes: list[Outcome] | None  # in sample order, when this run stored every one
+    settled: list[ScoredSample] | None = None
 
 
 async def score_work(
-    work: BatchWork, *, settings: Settings, registry: Registry, known_hacks: list[str]
+    work: BatchWork,
+    *,
+    settings: Settings,
+    registry: Registry,
+    known_hacks: list[str],
+    settle_first: bool = False,
 ) -> Scored:
     """Score the work's samples on the running event loop, store the outcomes, and mark
     the batch done when complete.
+
+    With ``settle_first``, a batch scored whole in this run is committed as a settled
+    row, and the caller writes it out (see :class:`Scored`).
 
     Raises :class:`BatchNotStored` when ``work.sample_rows`` fails: the batch was never
     committed (or a concurrent request stored it first), so nothing was written.
@@ -161,7 +175,12 @@ async def score_work(
     left_s = (work.deadline_at - utcnow()).total_seconds()
     deadline = time.monotonic() + max(0.0, left_s)
     writer = ResultWriter(
-        settings.database_url, work.batch_id, work.positions, work.sample_rows, work.n_samples
+        settings.database_url,
+        work.batch_id,
+        work.positions,
+        work.sample_rows,
+        work.n_samples,
+        settle_first=settle_first,
     )
 
     def run_stats() -> dict[str, Any]:
@@ -179,7 +198,7 @@ async def score_work(
 
     with metrics.BATCH_SECONDS.time():
         done = await _score(work, plan_factory, writer)
-    return Scored(done, writer.answered() if done else None)
+    return Scored(done, writer.answered() if done else None, writer.settled)
 
 
 def known_hacks_for(work: BatchWork, settings: Settings) -> list[str]:
@@ -198,10 +217,14 @@ def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: On
         )
     )
     if scored.done:
-        if on_done is not None:  # the answer can go out now; review queueing is a side channel
-            on_done(work.batch_id)
-        enqueue_review(work.batch_id, database_url=settings.database_url)
+        _finished(work.batch_id, settings=settings, on_done=on_done)
     return "done" if scored.done else "running"
+
+
+def _finished(batch_id: str, *, settings: Settings, on_done: OnDone | None) -> None:
+    if on_done is not None:  # the answer can go out now; review queueing is a side channel
+        on_done(batch_id)
+    enqueue_review(batch_id, database_url=settings.database_url)
 
 
 def score_batch(
@@ -213,7 +236,9 @@ def score_batch(
 ) -> str:
     """Score every unscored sample of a stored batch and mark it done. Returns its status.
 
-    ``on_done(batch_id)`` runs once the batch is committed as done.
+    ``on_done(batch_id)`` runs once the batch is committed as done. A batch with
+    settled outcomes (its answer went out, then the process stopped) is not scored
+    again: its settled outcomes are written out.
     """
     with session_scope(settings.database_url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
@@ -222,19 +247,24 @@ def score_batch(
             return "missing"
         if batch.status == "done":
             return "done"
-        batches.mark_running(session=session, batch_id=batch_id)
-        rows = batches.unscored_samples(session=session, batch_id=batch_id)
-        work = BatchWork(
-            batch_id=batch_id,
-            positions=[r.position for r in rows],
-            samples=[Sample.model_validate(r.payload) for r in rows],
-            plan=batch.plan,
-            deadline_at=batch.deadline_at,
-            n_samples=batch.n_samples,
-            run_id=batch.run_id,
-            step=batch.step,
-            sample_rows=resolved({r.position: r.id for r in rows}),
-        )
+        written_out = settled.write_out_pending(session=session, batch_id=batch_id)
+        if not written_out:
+            batches.mark_running(session=session, batch_id=batch_id)
+            rows = batches.unscored_samples(session=session, batch_id=batch_id)
+            work = BatchWork(
+                batch_id=batch_id,
+                positions=[r.position for r in rows],
+                samples=[Sample.model_validate(r.payload) for r in rows],
+                plan=batch.plan,
+                deadline_at=batch.deadline_at,
+                n_samples=batch.n_samples,
+                run_id=batch.run_id,
+                step=batch.step,
+                sample_rows=resolved({r.position: r.id for r in rows}),
+            )
+    if written_out:
+        _finished(batch_id, settings=settings, on_done=on_done)
+        return "done"
     return _run(work, settings=settings, registry=registry, on_done=on_done)
 
 
@@ -248,6 +278,8 @@ def expire_batch(batch_id: str, *, database_url: str) -> bool:
         batch = batches.get_batch(session=session, batch_id=batch_id)
         if batch is None or batch.status == "done":
             return batch is not None
+        if settled.write_out_pending(session=session, batch_id=batch_id):
+            return True  # answered already: what was answered is stored, not timeouts
         if utcnow() < batch.deadline_at:
             return False
         rows = batches.unscored_samples(session=session, batch_id=batch_id)
