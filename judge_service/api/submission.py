@@ -291,6 +291,11 @@ async def _store_then_dispatch(
             return batch.id, batch.deadline_at, created
 
     batch_id, deadline_at, created = await run_in_threadpool(store)
+    written_out = getattr(dispatcher, "written_out", None)
+    if not created and written_out is not None:
+        # The batch was stored before, maybe answered and not written out yet: let this
+        # process's write-out finish rather than race it to the same rows.
+        await written_out()
     if created:
         metrics.BATCHES_ACCEPTED.inc()
         try:
