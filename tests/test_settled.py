@@ -172,3 +172,34 @@ def test_the_answer_is_committed_before_its_results_and_a_read_sees_it(embedded_
         client.post("/v1/rewards", json=body, headers=keys["trainer"])
         assert _counts(url)[0] == 1
     assert _counts(url) == (0, 6, 4)  # shutdown writes out what was answered
+
+
+def test_a_write_out_waits_for_a_judge_wait_or_its_delay():
+    """Write-outs start when a batch's judge calls are out (``start_waiting``), after
+    ``delay_s`` when none comes, or at once when asked; a failing one fails its future."""
+    import asyncio
+
+    import pytest
+
+    from judge_service.worker.write_outs import DeferredWriteOuts
+
+    async def scenario() -> list[str]:
+        ran: list[str] = []
+        held = DeferredWriteOuts(delay_s=600)
+        kicked = held.add(lambda: ran.append("kicked"))
+        await asyncio.sleep(0.05)
+        assert ran == []  # held back: no batch started, and the delay is long
+        held.start_waiting()
+        await asyncio.wait_for(kicked, 5)
+        timed = DeferredWriteOuts(delay_s=0.05)
+        later = timed.add(lambda: ran.append("after the delay"))
+        await asyncio.wait_for(later, 5)
+        failing = held.add(lambda: 1 / 0, now=True)
+        with pytest.raises(ZeroDivisionError):
+            await asyncio.wait_for(failing, 5)
+        last = held.add(lambda: ran.append("on wait"))
+        await held.wait(timeout=5)  # a read in the process: starts and waits for the rest
+        assert last.done()
+        return ran
+
+    assert asyncio.run(scenario()) == ["kicked", "after the delay", "on wait"]
