@@ -247,7 +247,10 @@ def _after_scoring(
     scored: Scored = task.result()
     if scored.done:
         review_due = _may_need_review(scored)
-        # Clean batches are written out after the answer, once the loop is idle
+        if scored.settled is None and not review_due:
+            dispatcher.mark_done(batch_id)  # its rows are written and it is clean: all done
+            return
+        # Settled batches are written out after the answer, once the loop is idle
         # (``worker.write_outs``); one that may need review now, and its answer waits.
         finishing = dispatcher.write_outs.add(
             functools.partial(_finish, batch_id, url, dispatcher, scored), now=review_due
