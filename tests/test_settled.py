@@ -14,12 +14,14 @@ from sqlalchemy import func, select
 from judge_service.api.app import create_app
 from judge_service.domain import Outcome, Verdict
 from judge_service.registry import Registry
+from judge_service.settings import get_settings
 from judge_service.storage import batches, settled
 from judge_service.storage.db import get_engine, session_scope
 from judge_service.storage.results import ScoredSample, load_outcomes, save_results
 from judge_service.storage.tables import BatchRow, ResultRow, SettledRow, VerdictRow
 from judge_service.storage.types import utcnow
 from judge_service.worker.tasks import expire_batch, score_batch
+from tests.conftest import make_key
 
 ODD = "nul\x00 rtl\u202e emoji🚀"
 
@@ -145,11 +147,14 @@ def test_a_restart_writes_settled_outcomes_out_without_judging_again(embedded_se
     assert [o.reward for o in _stored(url, "b2", pks)] == [0.25, 0.5, None]
 
 
-def test_the_answer_is_committed_before_its_results_and_a_read_sees_it(embedded_settings, keys):
-    """The fast path answers from the settled row; the results are written out later
-    (here: held back), and a GET in between writes them out and answers the same."""
-    url = embedded_settings.database_url
-    with TestClient(create_app(embedded_settings)) as client:
+def test_the_answer_is_committed_before_its_results_and_a_read_sees_it(database_url):
+    """The fast path (embedded, on either database) answers from the settled row; the
+    results are written out later (here: held back), and a GET in between writes them
+    out and answers the same."""
+    url = database_url
+    settings = get_settings(database_url=url, broker_url=None, cache_url=None)
+    keys = {"trainer": {"Authorization": f"Bearer {make_key(url, 'trainer')}"}}
+    with TestClient(create_app(settings)) as client:
         client.app.state.dispatcher.write_outs.delay_s = 600  # hold write-outs back
         body = {
             "samples": [
