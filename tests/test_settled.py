@@ -208,3 +208,19 @@ def test_a_write_out_waits_for_a_judge_wait_or_its_delay():
         return ran
 
     assert asyncio.run(scenario()) == ["kicked", "after the delay", "on wait"]
+
+
+def test_outcomes_with_nan_or_infinity_are_stored_as_rows_not_settled(database_url):
+    """JSON holds no NaN: such a batch must not be settled (its row would not read back)."""
+    pks = _stored_batch(database_url)
+    scored = _scored(pks)
+    odd = scored[0].outcome.model_copy(update={"components": {"judge/x": float("nan")}})
+    scored[0] = ScoredSample(pks[0], 0, odd)
+    assert not _settle(database_url, "b1", scored)
+    infinite = scored[0].outcome.model_copy(
+        update={"judges": [Verdict(judge="x", score=0.5, components={"c": float("-inf")})]}
+    )
+    scored[0] = ScoredSample(pks[0], 0, infinite)
+    assert not _settle(database_url, "b1", scored)
+    assert _counts(database_url) == (0, 0, 0)
+    assert _settle(database_url, "b1", _scored(pks))  # the same batch, finite: settled

@@ -46,6 +46,7 @@ from judge_service.worker.tasks import (
     expire_batch,
     known_hacks_for,
     score_work,
+    write_out_settled,
 )
 
 log = logging.getLogger(__name__)
@@ -68,8 +69,8 @@ Answer = wire.RewardResponse | DoneAnswer  # a batch not done yet, or done
 def read(url: str, batch_id: str) -> Answer:
     """The batch as answered now; settled outcomes not written out yet are written out
     first (their answer went out: a read must not show the batch as running)."""
+    write_out_settled(batch_id, database_url=url)
     with session_scope(url) as session:
-        settled.write_out_pending(session=session, batch_id=batch_id)
         return batching.read_batch(session=session, batch_id=batch_id)
 
 
@@ -79,11 +80,11 @@ def settle(url: str, batch_id: str) -> bool:
     Settled outcomes not written out yet (their answer went out) are written out here,
     so a read never shows an answered batch as still running.
     """
+    if write_out_settled(batch_id, database_url=url):
+        return True
     with session_scope(url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
         if batch is None or batch.status == "done":
-            return True
-        if settled.write_out_pending(session=session, batch_id=batch_id):
             return True
         overdue = utcnow() >= batch.deadline_at + DEADLINE_GRACE
     return expire_batch(batch_id, database_url=url) if overdue else False
@@ -264,20 +265,24 @@ def _may_need_review(scored: Scored) -> bool:
 
 
 def _finish(batch_id: str, url: str, dispatcher: Any, scored: Scored) -> None:
-    """Write out the settled outcomes (if any), wake whoever waits on the batch, and queue
-    its review items. A write-out that fails is logged: the settled row stays, and the
-    next read of the batch, its deadline or a restart writes it out (an answer waiting
+    """Write out the settled outcomes (if any), queue the batch's review items, then wake
+    whoever waits on it. A write-out that fails is logged: the settled row stays, and the
+    next poll of the batch, its deadline or a restart writes it out (an answer waiting
     on review items fails with it)."""
-    if scored.settled is not None:
-        try:
-            with session_scope(url) as session:
-                settled.write_out(session=session, batch_id=batch_id, scored=scored.settled)
-        except Exception:
-            log.exception("batch %s: writing out its settled outcomes failed", batch_id)
-            raise
-    dispatcher.mark_done(batch_id)
-    if _may_need_review(scored):
-        enqueue_review(batch_id, database_url=url)
+    try:
+        if scored.settled is not None:
+            try:
+                with session_scope(url) as session:
+                    settled.write_out(session=session, batch_id=batch_id, scored=scored.settled)
+            except Exception:
+                log.exception("batch %s: writing out its settled outcomes failed", batch_id)
+                raise
+        if _may_need_review(scored):  # queued before anyone is told the batch is done
+            enqueue_review(batch_id, database_url=url)
+    finally:
+        # Even after a failure: a waiter then checks the database itself, and its check
+        # (``settle``) writes a settled row out.
+        dispatcher.mark_done(batch_id)
 
 
 async def _store_then_dispatch(

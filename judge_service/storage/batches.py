@@ -67,8 +67,9 @@ def create_batch(
     return batch
 
 
-def get_batch(*, session: Session, batch_id: str) -> BatchRow | None:
-    return session.get(BatchRow, batch_id)
+def get_batch(*, session: Session, batch_id: str, for_update: bool = False) -> BatchRow | None:
+    """The batch; ``for_update`` locks its row until the transaction ends (PostgreSQL)."""
+    return session.get(BatchRow, batch_id, with_for_update=for_update or None)
 
 
 def find_by_idempotency_key(*, session: Session, key: str) -> BatchRow | None:

@@ -3,8 +3,9 @@
 Why: writing a GRPO step's 256 results, verdicts and findings row by row is the
 largest part of what the trainer waits for once the judges have answered (~10 ms
 on a 2-core machine). One row holding them all commits in ~1 ms. The fast path
-commits that row, answers, and then :func:`write_out` turns it into the usual rows
-in one transaction, deleting it. The batch is ``done`` only from then on.
+commits that row, answers, and :func:`write_out` later turns it into the usual rows
+in one transaction, deleting it; the batch is ``done`` only from then on. (A batch
+that may need review is written out, and its items queued, before its answer.)
 
 Every writer that could race the write-out defers to a settled row: expiring the
 batch and scoring it again (after a restart) write the row out instead of masking or
@@ -14,6 +15,7 @@ trainer was answered with are the ones stored, whoever writes them out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pydantic import TypeAdapter
@@ -38,7 +40,9 @@ _STATE = (
         exists().where(_SETTLED.c.batch_id == _BATCHES.c.id),
     )
     .where(_BATCHES.c.id == bindparam("batch"))
-    .with_for_update(of=_BATCHES)  # PostgreSQL: settle and expiry take turns; SQLite: one writer
+    # PostgreSQL: settling waits for an expiry holding the batch row, then sees its results.
+    # SQLite has no row locks: a write that raced it fails with "database is locked".
+    .with_for_update(of=_BATCHES)
 )
 _INSERT = insert(_SETTLED)
 _READ = select(_SETTLED.c.outcomes).where(_SETTLED.c.batch_id == bindparam("batch"))
@@ -51,12 +55,39 @@ def settle(*, connection: Connection, batch_id: str, scored: Sequence[ScoredSamp
 
     On a bare connection: an ORM session costs ~0.5 ms more, on the trainer's wait."""
     state = connection.execute(_STATE, {"batch": batch_id}).first()
-    if state is None or state[0] == "done" or state[1] or state[2]:
+    if state is None or state[0] == "done" or state[1] or state[2] or not _finite(scored):
         return False
     payload = _ROWS.dump_json([(s.sample_pk, s.position, s.outcome) for s in scored])
     connection.execute(
         _INSERT, {"batch_id": batch_id, "outcomes": payload.decode(), "created_at": utcnow()}
     )
+    return True
+
+
+def _finite(scored: Sequence[ScoredSample]) -> bool:
+    """False when a number is NaN or infinite: JSON has neither (pydantic-core writes them
+    as null, which would not read back), so such a batch is stored as rows instead.
+
+    One ``sum`` per group of numbers: a sum is finite only if every term is (an overflow
+    of huge finite numbers only sends the batch the row way, which is always right)."""
+    for item in scored:
+        outcome = item.outcome
+        numbers = (
+            outcome.penalty,
+            outcome.hack_score,
+            outcome.reward or 0.0,
+            outcome.raw_reward or 0.0,
+            outcome.agreement or 0.0,
+            outcome.usage.cost_usd,
+            *outcome.components.values(),
+            *(f.confidence for f in outcome.findings),
+        )
+        if not math.isfinite(sum(numbers)):
+            return False
+        for verdict in outcome.judges:
+            own = (verdict.weight, verdict.score or 0.0, *verdict.components.values())
+            if not math.isfinite(sum(own)):
+                return False
     return True
 
 

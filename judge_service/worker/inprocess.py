@@ -34,8 +34,9 @@ class InProcessDispatcher:
         self.write_outs = DeferredWriteOuts()
 
     async def written_out(self, timeout: float | None = None) -> None:
-        """Return once every batch this process answered is stored as results (or after
-        ``timeout`` seconds): a read after an answer then sees the answered batch."""
+        """Return once every batch answered on this event loop is written out as results,
+        or its write-out failed (or after ``timeout`` seconds): a read after an answer
+        then sees the answered batch (after a failure, ``submission.read`` writes it out)."""
         await self.write_outs.wait(timeout)
 
     def mark_done(self, batch_id: str) -> None:

@@ -167,7 +167,8 @@ async def score_work(
     the batch done when complete.
 
     With ``settle_first``, a batch scored whole in this run is committed as a settled
-    row, and the caller writes it out (see :class:`Scored`).
+    row instead: ``Scored.done`` is then True while the batch is not ``done`` in the
+    database until the caller writes it out (see :class:`Scored`).
 
     Raises :class:`BatchNotStored` when ``work.sample_rows`` fails: the batch was never
     committed (or a concurrent request stored it first), so nothing was written.
@@ -268,18 +269,30 @@ def score_batch(
     return _run(work, settings=settings, registry=registry, on_done=on_done)
 
 
+def write_out_settled(batch_id: str, *, database_url: str) -> bool:
+    """Write out the batch's settled outcomes, if it has any (answered, not yet stored as
+    results), and queue its review items; True when it had."""
+    with session_scope(database_url) as session:
+        written_out = settled.write_out_pending(session=session, batch_id=batch_id)
+    if written_out:
+        enqueue_review(batch_id, database_url=database_url)
+    return written_out
+
+
 def expire_batch(batch_id: str, *, database_url: str) -> bool:
     """Past its deadline, mask every unscored sample as ``timeout`` and finish the batch.
 
     Called by whoever notices the deadline passed (the API while it waits, or a
     poll), so a batch is done on time even if no worker ever picked it up.
     """
+    if write_out_settled(batch_id, database_url=database_url):
+        return True  # answered already: what was answered is stored, not timeouts
     with session_scope(database_url) as session:
-        batch = batches.get_batch(session=session, batch_id=batch_id)
+        # Locked (PostgreSQL): a fast path settling this batch now waits for this
+        # transaction, then sees its results and stores rows instead of settling.
+        batch = batches.get_batch(session=session, batch_id=batch_id, for_update=True)
         if batch is None or batch.status == "done":
             return batch is not None
-        if settled.write_out_pending(session=session, batch_id=batch_id):
-            return True  # answered already: what was answered is stored, not timeouts
         if utcnow() < batch.deadline_at:
             return False
         rows = batches.unscored_samples(session=session, batch_id=batch_id)

@@ -29,7 +29,8 @@ class DeferredWriteOuts:
 
     def __init__(self, delay_s: float = WRITE_OUT_DELAY_S) -> None:
         self.delay_s = delay_s
-        self._waiting: set[Callable[[], None]] = set()  # starters not yet run
+        #: Starters not yet run, with the event loop each belongs to.
+        self._waiting: dict[Callable[[], None], asyncio.AbstractEventLoop] = {}
         self._running: set[asyncio.Future[None]] = set()
 
     def add(self, write_out: Callable[[], None], *, now: bool = False) -> asyncio.Future[None]:
@@ -44,11 +45,16 @@ class DeferredWriteOuts:
         def start() -> None:
             if start not in self._waiting:
                 return  # started already
-            self._waiting.discard(start)
-            running = loop.run_in_executor(DB_WRITERS, write_out)
+            del self._waiting[start]
+            try:
+                running = loop.run_in_executor(DB_WRITERS, write_out)
+            except Exception as exc:  # no thread to run it (shutting down): fail, don't hang
+                if not done.done():
+                    done.set_exception(exc)
+                return
             running.add_done_callback(lambda ran: _pass_on(ran, done))
 
-        self._waiting.add(start)
+        self._waiting[start] = loop
         self._running.add(done)
         done.add_done_callback(self._forget)
         if now:
@@ -63,13 +69,15 @@ class DeferredWriteOuts:
             done.exception()  # retrieved: logged where it was raised
 
     def start_waiting(self) -> None:
-        """Start every waiting write-out now."""
-        for start in list(self._waiting):
-            start()
+        """Start every waiting write-out of the running event loop now."""
+        loop = asyncio.get_running_loop()
+        for start, owner in list(self._waiting.items()):
+            if owner is loop:
+                start()
 
     async def wait(self, timeout: float | None = None) -> None:
-        """Start every waiting write-out now and return when all are done (or after
-        ``timeout`` seconds)."""
+        """Start every waiting write-out of the running event loop now and return when
+        they are all done, failed included (or after ``timeout`` seconds)."""
         self.start_waiting()
         loop = asyncio.get_running_loop()
         running = [done for done in self._running if done.get_loop() is loop]
