@@ -232,8 +232,8 @@ def _after_scoring(
     dispatcher: Any,
     review: dict[str, asyncio.Future],
 ) -> None:
-    """Once a fast-path batch is scored: write it out, wake other waiters, queue review
-    items, on a database writer thread (see :func:`_finish`).
+    """Once a fast-path batch is scored: write it out, queue its review items and wake
+    other waiters, on a database writer thread (see :func:`_finish`).
 
     Runs as the scoring task's callback, so it happens even if the client hung up.
     The answer waits for it only when review items may be due (``review["queued"]``).
@@ -247,24 +247,21 @@ def _after_scoring(
         return
     scored: Scored = task.result()
     if scored.done:
-        review_due = _may_need_review(scored)
+        review_due = scored.outcomes is None or may_need_review(scored.outcomes)
         if scored.settled is None and not review_due:
             dispatcher.mark_done(batch_id)  # its rows are written and it is clean: all done
             return
         # Settled batches are written out after the answer, once the loop is idle
         # (``worker.write_outs``); one that may need review now, and its answer waits.
         finishing = dispatcher.write_outs.add(
-            functools.partial(_finish, batch_id, url, dispatcher, scored), now=review_due
+            functools.partial(_finish, batch_id, url, dispatcher, scored, review_due),
+            now=review_due,
         )
         if review_due:
             review["queued"] = finishing
 
 
-def _may_need_review(scored: Scored) -> bool:
-    return scored.outcomes is None or may_need_review(scored.outcomes)  # clean: nothing to do
-
-
-def _finish(batch_id: str, url: str, dispatcher: Any, scored: Scored) -> None:
+def _finish(batch_id: str, url: str, dispatcher: Any, scored: Scored, review_due: bool) -> None:
     """Write out the settled outcomes (if any), queue the batch's review items, then wake
     whoever waits on it. A write-out that fails is logged: the settled row stays, and the
     next poll of the batch, its deadline or a restart writes it out (an answer waiting
@@ -277,7 +274,7 @@ def _finish(batch_id: str, url: str, dispatcher: Any, scored: Scored) -> None:
             except Exception:
                 log.exception("batch %s: writing out its settled outcomes failed", batch_id)
                 raise
-        if _may_need_review(scored):  # queued before anyone is told the batch is done
+        if review_due:  # queued before anyone is told the batch is done
             enqueue_review(batch_id, database_url=url)
     finally:
         # Even after a failure: a waiter then checks the database itself, and its check

@@ -218,14 +218,10 @@ def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: On
         )
     )
     if scored.done:
-        _finished(work.batch_id, settings=settings, on_done=on_done)
+        if on_done is not None:  # the answer can go out now; review queueing is a side channel
+            on_done(work.batch_id)
+        enqueue_review(work.batch_id, database_url=settings.database_url)
     return "done" if scored.done else "running"
-
-
-def _finished(batch_id: str, *, settings: Settings, on_done: OnDone | None) -> None:
-    if on_done is not None:  # the answer can go out now; review queueing is a side channel
-        on_done(batch_id)
-    enqueue_review(batch_id, database_url=settings.database_url)
 
 
 def score_batch(
@@ -241,6 +237,10 @@ def score_batch(
     settled outcomes (its answer went out, then the process stopped) is not scored
     again: its settled outcomes are written out.
     """
+    if write_out_settled(batch_id, database_url=settings.database_url):
+        if on_done is not None:
+            on_done(batch_id)
+        return "done"
     with session_scope(settings.database_url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
         if batch is None:
@@ -248,24 +248,19 @@ def score_batch(
             return "missing"
         if batch.status == "done":
             return "done"
-        written_out = settled.write_out_pending(session=session, batch_id=batch_id)
-        if not written_out:
-            batches.mark_running(session=session, batch_id=batch_id)
-            rows = batches.unscored_samples(session=session, batch_id=batch_id)
-            work = BatchWork(
-                batch_id=batch_id,
-                positions=[r.position for r in rows],
-                samples=[Sample.model_validate(r.payload) for r in rows],
-                plan=batch.plan,
-                deadline_at=batch.deadline_at,
-                n_samples=batch.n_samples,
-                run_id=batch.run_id,
-                step=batch.step,
-                sample_rows=resolved({r.position: r.id for r in rows}),
-            )
-    if written_out:
-        _finished(batch_id, settings=settings, on_done=on_done)
-        return "done"
+        batches.mark_running(session=session, batch_id=batch_id)
+        rows = batches.unscored_samples(session=session, batch_id=batch_id)
+        work = BatchWork(
+            batch_id=batch_id,
+            positions=[r.position for r in rows],
+            samples=[Sample.model_validate(r.payload) for r in rows],
+            plan=batch.plan,
+            deadline_at=batch.deadline_at,
+            n_samples=batch.n_samples,
+            run_id=batch.run_id,
+            step=batch.step,
+            sample_rows=resolved({r.position: r.id for r in rows}),
+        )
     return _run(work, settings=settings, registry=registry, on_done=on_done)
 
 
