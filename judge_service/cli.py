@@ -98,7 +98,13 @@ def serve(
     _logging(settings.log_level)
     if migrate if migrate is not None else settings.embedded:
         upgrade(settings.database_url)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower())
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=settings.log_level.lower(),
+        access_log=settings.access_log,
+    )
 
 
 @app.command()

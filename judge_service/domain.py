@@ -116,7 +116,10 @@ class Rubric(BaseModel):
 
 
 class CallUsage(BaseModel):
-    """What scoring cost: model calls, cache hits, tokens, dollars."""
+    """What scoring cost: model calls, cache hits, tokens, dollars. Frozen, so one
+    zero instance (``NO_USAGE``) is every default: no new object per verdict."""
+
+    model_config = ConfigDict(frozen=True)
 
     judge_calls: int = 0
     cache_hits: int = 0
@@ -134,11 +137,14 @@ class CallUsage(BaseModel):
         )
 
 
+NO_USAGE = CallUsage()
+
+
 def total_usage(verdicts: list[Verdict]) -> CallUsage:
     """What the verdicts cost together (one verdict: its own usage, no new object)."""
     if len(verdicts) == 1:
         return verdicts[0].usage
-    return sum((v.usage for v in verdicts), CallUsage())
+    return sum((v.usage for v in verdicts), NO_USAGE)
 
 
 class JudgeScore(BaseModel):
@@ -147,7 +153,7 @@ class JudgeScore(BaseModel):
     score: float = Field(ge=0.0, le=1.0)
     rationale: str = ""
     components: dict[str, float] = Field(default_factory=dict)
-    usage: CallUsage = Field(default_factory=CallUsage)
+    usage: CallUsage = NO_USAGE
 
 
 class Verdict(BaseModel):
@@ -161,7 +167,7 @@ class Verdict(BaseModel):
     timed_out: bool = False
     not_scorable: bool = False
     components: dict[str, float] = Field(default_factory=dict)
-    usage: CallUsage = Field(default_factory=CallUsage)
+    usage: CallUsage = NO_USAGE
 
     @property
     def ok(self) -> bool:
@@ -191,7 +197,7 @@ class Outcome(BaseModel):
     judges: list[Verdict] = Field(default_factory=list)
     agreement: float | None = None
     findings: list[Finding] = Field(default_factory=list)
-    usage: CallUsage = Field(default_factory=CallUsage)
+    usage: CallUsage = NO_USAGE
 
     @classmethod
     def masked(

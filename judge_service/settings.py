@@ -93,6 +93,10 @@ class Settings(BaseSettings):
         description="How long a checked API key is trusted without a database read (0: never).",
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
+    access_log: bool = Field(
+        default=False,
+        description="uvicorn's line per request (off: it costs ~0.5 ms of each answer on 2 cores).",
+    )
 
     @field_validator("database_url")
     @classmethod

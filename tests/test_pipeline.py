@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from judge_service.contracts import Detector, Evidence
-from judge_service.domain import CallUsage, Finding, Outcome, Sample, Verdict
+from judge_service.domain import NO_USAGE, CallUsage, Finding, JudgeScore, Outcome, Sample, Verdict
 from judge_service.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES, audit, hack_score
 from judge_service.pipeline.consensus import Panel, agreement, decide
@@ -459,3 +460,16 @@ async def test_detectors_see_the_batch_statistics() -> None:
     await evaluate_sample(items[0], plan)
     assert seen == [stats]
     assert stats["batch_size"] == 2 and stats["completion_chars_std"] == 0.0
+
+
+def test_a_usage_default_is_one_shared_object_nobody_can_change():
+    """Verdicts, scores and outcomes that cost nothing share one zero usage (no new object
+    per judge answer), which is safe only because a usage can't be changed in place."""
+    assert Verdict(judge="x", score=0.5).usage is NO_USAGE
+    assert JudgeScore(score=0.5).usage is NO_USAGE
+    assert Outcome(id="s", reward=None, valid=False).usage is NO_USAGE
+    with pytest.raises(ValidationError):
+        NO_USAGE.judge_calls = 1
+    assert CallUsage() == NO_USAGE and NO_USAGE + CallUsage(judge_calls=2) == CallUsage(
+        judge_calls=2
+    )

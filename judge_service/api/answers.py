@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from judge_service import wire
-from judge_service.domain import Outcome
+from judge_service.domain import NO_USAGE, Outcome
 
 #: What an ``Outcome`` has beyond a ``wire.SampleResult``, and a ``Verdict`` beyond a
 #: ``wire.JudgeResult``.
@@ -56,15 +56,14 @@ def _pstdev(values: list[float]) -> float:
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
 
 
-def _groups(
-    outcomes: list[tuple[int, Outcome]], group_of: dict[int, str | None]
-) -> dict[str, wire.GroupStats]:
+def _groups(outcomes: list[Outcome], group_ids: list[str | None]) -> dict[str, wire.GroupStats]:
     rewards: dict[str, list[float]] = {}
-    for position, outcome in outcomes:
-        group = group_of.get(position)
+    for outcome, group in zip(outcomes, group_ids, strict=False):
         if group is None:
             continue
-        bucket = rewards.setdefault(group, [])
+        bucket = rewards.get(group)
+        if bucket is None:
+            bucket = rewards[group] = []
         if outcome.valid and outcome.reward is not None:
             bucket.append(outcome.reward)
     stats = {}
@@ -72,6 +71,29 @@ def _groups(
         std = _pstdev(values)
         stats[group] = wire.GroupStats(reward_std=round(std, 6), has_advantage=std > 1e-9)
     return stats
+
+
+def _usage(outcomes: list[Outcome]) -> wire.Usage:
+    """The batch's usage in one pass (adding 256 pydantic objects costs more than it should);
+    outcomes that cost nothing (``NO_USAGE``) are skipped."""
+    calls = hits = prompt_tokens = completion_tokens = 0
+    cost = 0.0
+    for outcome in outcomes:
+        usage = outcome.usage
+        if usage is NO_USAGE:
+            continue
+        calls += usage.judge_calls
+        hits += usage.cache_hits
+        prompt_tokens += usage.prompt_tokens
+        completion_tokens += usage.completion_tokens
+        cost += usage.cost_usd
+    return wire.Usage(
+        judge_calls=calls,
+        cache_hits=hits,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=cost,
+    )
 
 
 def done_response(
@@ -88,13 +110,6 @@ def done_response(
     Shared by the read-back and by the answer built from the worker's memory, so
     both give the same bytes.
     """
-    usage = wire.Usage(  # plain sums: adding 256 pydantic objects costs more than it should
-        judge_calls=sum(o.usage.judge_calls for o in outcomes),
-        cache_hits=sum(o.usage.cache_hits for o in outcomes),
-        prompt_tokens=sum(o.usage.prompt_tokens for o in outcomes),
-        completion_tokens=sum(o.usage.completion_tokens for o in outcomes),
-        cost_usd=sum(o.usage.cost_usd for o in outcomes),
-    )
     return DoneAnswer(
         batch_id=batch_id,
         rubric=rubric,
@@ -102,6 +117,6 @@ def done_response(
         step=step,
         progress=wire.Progress(scored=len(outcomes), total=len(outcomes)),
         results=outcomes,
-        groups=_groups(list(enumerate(outcomes)), dict(enumerate(group_ids))),
-        usage=usage,
+        groups=_groups(outcomes, group_ids),
+        usage=_usage(outcomes),
     )

@@ -34,7 +34,7 @@ from judge_service.api.answers import DoneAnswer
 from judge_service.api.plan_rubric import rubric_ref
 from judge_service.domain import Outcome, Sample
 from judge_service.errors import Unavailable
-from judge_service.storage import batches, settled
+from judge_service.storage import batches, loop_reads, settled
 from judge_service.storage.db import get_engine, session_scope
 from judge_service.storage.types import utcnow
 from judge_service.worker.inprocess import InProcessDispatcher
@@ -319,6 +319,16 @@ def _key_used(url: str, key: str) -> bool:
         return batches.idempotency_key_taken(connection=connection, key=key)
 
 
+def _key_check(url: str, key: str) -> asyncio.Future[bool]:
+    """Whether ``key`` was used before: answered at once on SQLite, else on a thread."""
+    taken = loop_reads.idempotency_key_taken(url, key)
+    if taken is None:
+        return asyncio.ensure_future(run_in_threadpool(_key_used, url, key))
+    answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    answered.set_result(taken)
+    return answered
+
+
 async def _resolve_plan(body: wire.RewardRequest, *, state: Any) -> dict[str, Any]:
     """The batch's plan; on a thread only when it reads the database (a hop costs ~1 ms)."""
     if batching.plan_reads_database(body):
@@ -346,13 +356,11 @@ async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> 
         plan = await _resolve_plan(body, state=state)
         return await _store_then_dispatch(body, plan, state=state, key=key)
     # The fast path. A repeated idempotency key must not send the judge calls out again,
-    # so they wait for that check; it runs on a thread while the plan is resolved and
-    # the batch prepared here, which the calls need anyway.
+    # so they wait for that check: made here on SQLite (``loop_reads``), else on a thread
+    # while the plan is resolved and the batch prepared here, which the calls need anyway.
     repeated: asyncio.Future[bool] | None = None
     if body.idempotency_key is not None:
-        repeated = asyncio.ensure_future(
-            run_in_threadpool(_key_used, settings.database_url, body.idempotency_key)
-        )
+        repeated = _key_check(settings.database_url, body.idempotency_key)
     try:
         plan = await _resolve_plan(body, state=state)
         answer = await _score_while_storing(body, plan, state=state, key=key, repeated=repeated)

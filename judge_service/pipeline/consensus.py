@@ -26,8 +26,10 @@ class Panel:
 
 def agreement(scores: list[float], weights: list[float]) -> float:
     """1 minus twice the weighted standard deviation: 1 is unanimous, 0 a split 0/1 panel."""
+    if len(scores) < 2:
+        return 1.0
     total = sum(weights)
-    if len(scores) < 2 or total <= 0:
+    if total <= 0:
         return 1.0
     mean = sum(s * w for s, w in zip(scores, weights, strict=True)) / total
     variance = sum(w * (s - mean) ** 2 for s, w in zip(scores, weights, strict=True)) / total
@@ -35,28 +37,20 @@ def agreement(scores: list[float], weights: list[float]) -> float:
 
 
 def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
-    """The consensus reward, or a masked outcome saying why there is none."""
-    ok = [v for v in verdicts if v.ok and v.weight > 0]
-    usage = total_usage(verdicts)
+    """The consensus reward, or a masked outcome saying why there is none.
+
+    Runs once per sample as its judges answer, while a GRPO step's trainer waits, so
+    the usual case (enough valid verdicts) takes the shortest way.
+    """
+    ok = [v for v in verdicts if v.error is None and v.score is not None and v.weight > 0]
     if len(ok) < panel.quorum:
-        timed_out = any(v.timed_out for v in verdicts)
-        if timed_out:
-            kind, why = "timeout", "the batch deadline passed before the panel answered"
-        elif verdicts and all(v.not_scorable for v in verdicts if not v.ok) and not ok:
-            kind, why = "bad_sample", "; ".join(f"{v.judge}: {v.error}" for v in verdicts)
-        elif not any(v.ok for v in verdicts):
-            kind, why = "judge_failed", "; ".join(f"{v.judge}: {v.error}" for v in verdicts)
-        else:
-            kind = "below_quorum"
-            why = f"{len(ok)} valid verdicts, quorum is {panel.quorum}"
-        outcome = Outcome.masked(sample_id, kind, why[:2000], verdicts)
-        return outcome.model_copy(update={"usage": usage})
-    scores = [float(v.score) for v in ok]  # type: ignore[arg-type]  # ok: score is set
+        return _masked(sample_id, verdicts, ok, panel)
+    scores: list[float] = [v.score for v in ok]  # type: ignore[misc]  # ok: score is set
     weights = [v.weight for v in ok]
     reward = min(1.0, max(0.0, panel.aggregator.aggregate(scores, weights)))
     components: dict[str, float] = {}
-    for verdict, score in zip(ok, scores, strict=True):
-        components["judge/" + verdict.judge] = score
+    for verdict in ok:
+        components["judge/" + verdict.judge] = verdict.score  # type: ignore[assignment]
         if verdict.components:
             components.update(verdict.components)
     return Outcome(
@@ -67,5 +61,19 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
         components=components,
         judges=verdicts,
         agreement=agreement(scores, weights),
-        usage=usage,
+        usage=total_usage(verdicts),
     )
+
+
+def _masked(sample_id: str, verdicts: list[Verdict], ok: list[Verdict], panel: Panel) -> Outcome:
+    """The masked outcome of a sample whose panel fell short of its quorum."""
+    if any(v.timed_out for v in verdicts):
+        kind, why = "timeout", "the batch deadline passed before the panel answered"
+    elif verdicts and all(v.not_scorable for v in verdicts if not v.ok) and not ok:
+        kind, why = "bad_sample", "; ".join(f"{v.judge}: {v.error}" for v in verdicts)
+    elif not any(v.ok for v in verdicts):
+        kind, why = "judge_failed", "; ".join(f"{v.judge}: {v.error}" for v in verdicts)
+    else:
+        kind = "below_quorum"
+        why = f"{len(ok)} valid verdicts, quorum is {panel.quorum}"
+    return Outcome.masked(sample_id, kind, why[:2000], verdicts)

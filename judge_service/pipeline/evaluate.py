@@ -19,7 +19,7 @@ from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
 from judge_service.pipeline.auditing import PenaltyPolicy, audit, floor_penalty
 from judge_service.pipeline.consensus import Panel, decide
-from judge_service.pipeline.judging import CallDeadline, GroupScores, run_panel
+from judge_service.pipeline.judging import CallDeadline, GroupScores, run_judge, run_panel
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +60,12 @@ async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None
     """One sample through judges, consensus and audit."""
     if sample.is_blank():
         return Outcome.masked(sample.id, "bad_sample", "the completion is empty")
-    context = plan.context
-    verdicts = await run_panel(plan.panel.members, sample, context, groups, plan.call_deadline)
+    members = plan.panel.members
+    if len(members) == 1:  # the usual one-judge panel: no gather, no extra task or frame
+        verdict = await run_judge(members[0], sample, plan.context, groups, plan.call_deadline)
+        verdicts = [verdict]
+    else:
+        verdicts = await run_panel(members, sample, plan.context, groups, plan.call_deadline)
     outcome = decide(sample.id, verdicts, plan.panel)
     if not plan.detectors:
         return outcome
@@ -73,14 +77,6 @@ async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None
         run_stats=plan.run_stats,
     )
     return await audit(sample, outcome, plan.detectors, evidence, plan.penalty)
-
-
-async def _evaluate_or_mask(sample: Sample, plan: Plan, groups: GroupScores) -> Outcome:
-    try:
-        return await evaluate_sample(sample, plan, groups)
-    except Exception as exc:  # the sample boundary: a bug masks one sample, not the batch
-        log.exception("sample %s failed", sample.id)
-        return Outcome.masked(sample.id, "internal_error", f"{type(exc).__name__}: {exc}")
 
 
 def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
@@ -126,11 +122,16 @@ async def evaluate_batch(
         # GRPO step's burst of 256 completions short.
         nonlocal unfinished
         try:
-            if gate is None:
-                outcome = await _evaluate_or_mask(sample, plan, groups)
-            else:
-                async with gate:
-                    outcome = await _evaluate_or_mask(sample, plan, groups)
+            try:
+                if gate is None:
+                    outcome = await evaluate_sample(sample, plan, groups)
+                else:
+                    async with gate:
+                        outcome = await evaluate_sample(sample, plan, groups)
+            except Exception as exc:  # the sample boundary: a bug masks one sample, not the batch
+                log.exception("sample %s failed", sample.id)
+                reason = f"{type(exc).__name__}: {exc}"
+                outcome = Outcome.masked(sample.id, "internal_error", reason)
             delivered.add(index)
             await on_outcome(index, outcome)
         finally:

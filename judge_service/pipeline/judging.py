@@ -168,7 +168,5 @@ async def run_panel(
     deadline: CallDeadline | None = None,
 ) -> list[Verdict]:
     """All judges of the panel on one sample, concurrently, in panel order."""
-    if len(members) == 1:  # the common single-judge panel needs no gather (and no extra task)
-        return [await run_judge(members[0], sample, context, groups, deadline)]
     calls = (run_judge(m, sample, context, groups, deadline) for m in members)
     return list(await asyncio.gather(*calls))

@@ -18,6 +18,7 @@ import asyncio
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
+from operator import attrgetter
 
 from judge_service import metrics
 from judge_service.domain import Outcome
@@ -70,17 +71,9 @@ class ResultWriter:
         self.all_inserted = True  # False once another run had stored some of these first
         self.received = 0
         self.not_stored: BatchNotStored | None = None
-        # Counted here and added to the Prometheus counters per write: ``labels()``
-        # costs a few microseconds a call, per sample and per verdict.
-        self.outcome_counts: Counter[str] = Counter()
-        self.verdict_counts: Counter[tuple[str, str]] = Counter()
 
     async def add(self, index: int, outcome: Outcome) -> None:
         """Take the outcome of ``positions[index]``; write a chunk when one is due."""
-        self.outcome_counts[outcome.failure_kind or "valid"] += 1
-        for verdict in outcome.judges:
-            status = "ok" if verdict.ok else "timeout" if verdict.timed_out else "error"
-            self.verdict_counts[verdict.judge, status] += 1
         self.buffer.append((self.positions[index], outcome))
         self.received += 1
         if self.received == len(self.positions):
@@ -102,7 +95,7 @@ class ResultWriter:
     async def _flush(self, *, finish: bool) -> bool:
         chunk, self.buffer = self.buffer, []
         self.last_flush = time.monotonic()
-        self._count()
+        _count(chunk)
         if (not chunk and not finish) or self.not_stored is not None:
             return False
         loop = asyncio.get_running_loop()
@@ -113,14 +106,6 @@ class ResultWriter:
             if finish:
                 raise
             return False
-
-    def _count(self) -> None:
-        for kind, n in self.outcome_counts.items():
-            metrics.SAMPLES_SCORED.labels(kind).inc(n)
-        for (judge, status), n in self.verdict_counts.items():
-            metrics.JUDGE_VERDICTS.labels(judge, status).inc(n)
-        self.outcome_counts.clear()
-        self.verdict_counts.clear()
 
     def _write(self, chunk: list[tuple[int, Outcome]], finish: bool) -> bool:
         try:
@@ -151,7 +136,7 @@ class ResultWriter:
         """Every stored outcome in sample order, when this run stored the whole batch."""
         if not self.all_inserted or len(self.stored) != self.n_samples:
             return None
-        return [item.outcome for item in sorted(self.stored, key=lambda item: item.position)]
+        return [item.outcome for item in sorted(self.stored, key=attrgetter("position"))]
 
 
 def resolved(rows: dict[int, int]) -> Future[dict[int, int]]:
@@ -159,3 +144,19 @@ def resolved(rows: dict[int, int]) -> Future[dict[int, int]]:
     future: Future[dict[int, int]] = Future()
     future.set_result(rows)
     return future
+
+
+def _count(chunk: list[tuple[int, Outcome]]) -> None:
+    """Add a chunk's outcomes and verdicts to the Prometheus counters: counted here in one
+    loop, then one ``labels()`` call per kind (each costs a few microseconds)."""
+    outcomes: Counter[str] = Counter()
+    verdicts: Counter[tuple[str, str]] = Counter()
+    for _, outcome in chunk:
+        outcomes[outcome.failure_kind or "valid"] += 1
+        for verdict in outcome.judges:
+            status = "ok" if verdict.ok else "timeout" if verdict.timed_out else "error"
+            verdicts[verdict.judge, status] += 1
+    for kind, n in outcomes.items():
+        metrics.SAMPLES_SCORED.labels(kind).inc(n)
+    for (judge, status), n in verdicts.items():
+        metrics.JUDGE_VERDICTS.labels(judge, status).inc(n)

@@ -21,11 +21,13 @@ log = logging.getLogger(__name__)
 def may_need_review(outcomes: list[Outcome], policy: QueuePolicy | None = None) -> bool:
     """The in-memory twin of the SQL pre-check: does any outcome reach the review policy?"""
     policy = policy or QueuePolicy()
-    return any(
-        o.hack_score >= policy.uncertain
-        or (o.agreement is not None and o.agreement < policy.disagreement)
-        for o in outcomes
-    )
+    uncertain, split = policy.uncertain, policy.disagreement
+    for outcome in outcomes:  # a plain loop: this runs before every fast-path answer
+        if outcome.hack_score >= uncertain:
+            return True
+        if outcome.agreement is not None and outcome.agreement < split:
+            return True
+    return False
 
 
 def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | None = None) -> int:
