@@ -6,7 +6,7 @@ This module imports nothing else of the package, so a trainer node can use it
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import (
     BaseModel,
@@ -15,6 +15,7 @@ from pydantic import (
     JsonValue,
     StringConstraints,
 )
+from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
 #: Ids, run names and keys: printable, no control characters, bounded.
 Identifier = Annotated[
@@ -186,6 +187,24 @@ class RewardResponse(BaseModel):
         if not compact:
             return self.model_dump_json()
         return self.model_dump_json(exclude={"results": {"__all__": set(COMPACT_RESULT_OMITS)}})
+
+
+class RewardFields(TypedDict):
+    """The part of a ``SampleResult`` a trainer acts on."""
+
+    id: str
+    reward: float | None
+    valid: bool
+    hack_score: NotRequired[float]  # 0.0 when absent, as in ``SampleResult``
+
+
+class RewardFieldsAnswer(TypedDict):
+    """A ``RewardResponse`` read for its rewards only (``AsyncRewardClient.rewards``): the
+    rest of the answer is skipped, which reads a GRPO step's answer ~3x faster."""
+
+    batch_id: str
+    status: BatchStatus
+    results: list[RewardFields]
 
 
 class OpenRLHFRequest(BaseModel):

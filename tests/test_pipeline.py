@@ -473,3 +473,21 @@ def test_a_usage_default_is_one_shared_object_nobody_can_change():
     assert CallUsage() == NO_USAGE and NO_USAGE + CallUsage(judge_calls=2) == CallUsage(
         judge_calls=2
     )
+
+
+@pytest.mark.parametrize("broken", [float("nan"), float("inf")])
+def test_an_aggregator_giving_no_number_masks_the_sample_instead_of_clamping(broken):
+    """``min(1, max(0, nan))`` is 0: a broken aggregator must mask, not hand out a silent 0."""
+
+    class Broken:
+        name = "broken"
+
+        def aggregate(self, scores, weights):
+            return broken
+
+    members = panel(SLOW).members
+    plan = Plan(panel=Panel(members=members, aggregator=Broken(), quorum=1))
+    outcomes = asyncio.run(run_batch([(0, sample())], plan))
+    assert outcomes[0].valid is False and outcomes[0].reward is None
+    assert outcomes[0].failure_kind == "internal_error"
+    assert "aggregator" in (outcomes[0].failure_reason or "")

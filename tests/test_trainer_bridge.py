@@ -52,6 +52,37 @@ def test_client_chunks_concurrently_and_keeps_order(service):
     assert len({r.batch_id for r in client.last_responses}) == 8  # ceil(50 / 7) batches
 
 
+def test_rewards_read_the_same_rewards_masks_and_hack_scores_as_whole_results(service):
+    """``rewards`` reads only what a trainer takes from each result, in the caller's order."""
+    samples = [*_samples(20), {"id": "blank", "prompt": "2+2?", "completion": " "}]
+    client = RewardClient(service["url"], service["key"], chunk_size=8)
+    whole = client.score(samples, judges=["reference_match"], run_id="rewards-a")
+    rewards = client.rewards(samples, judges=["reference_match"], run_id="rewards-b")
+    assert rewards == [(r.reward, r.valid, r.hack_score) for r in whole]
+    assert rewards[-1].valid is False and rewards[-1].reward is None  # masked, not 0
+    assert sum(r.reward == 0.0 for r in rewards) == 7  # the wrong answers are real zeros
+
+
+def test_rewards_poll_a_batch_still_running_and_refuse_what_is_no_answer():
+    polls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            answer = {"batch_id": "b1", "status": "running", "results": []}
+            return httpx.Response(202, json={**answer, "progress": {"scored": 0, "total": 1}})
+        polls.append(request.url.params["detail"])
+        result = {"id": "s0", "reward": None, "valid": False, "failure_kind": "timeout"}
+        return httpx.Response(200, json={"batch_id": "b1", "status": "done", "results": [result]})
+
+    client = AsyncRewardClient("http://svc", transport=httpx.MockTransport(handler))
+    assert asyncio.run(client.rewards(_samples(1))) == [(None, False, 0.0)]
+    assert polls == ["compact"]
+    page = httpx.MockTransport(lambda request: httpx.Response(200, text="<html>proxy</html>"))
+    with pytest.raises(RewardServiceError) as bad:
+        asyncio.run(AsyncRewardClient("http://svc", transport=page).rewards(_samples(1)))
+    assert bad.value.code == "bad_response"
+
+
 def test_client_raises_clear_errors(service):
     with pytest.raises(RewardServiceError) as bad:
         RewardClient(service["url"], service["key"]).score(_samples(2), judges=["nope"])

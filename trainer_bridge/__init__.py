@@ -7,6 +7,7 @@ calls the service's ``/get_reward`` route directly.
 
 from trainer_bridge.client import (
     AsyncRewardClient,
+    Reward,
     RewardClient,
     RewardConnectionError,
     RewardError,
@@ -16,6 +17,7 @@ from trainer_bridge.client import (
 
 __all__ = [
     "AsyncRewardClient",
+    "Reward",
     "RewardClient",
     "RewardConnectionError",
     "RewardError",

@@ -14,17 +14,46 @@ import random
 import ssl
 import time
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 import httpx
 from pydantic import TypeAdapter
 
-from judge_service.wire import RewardRequest, RewardResponse, SampleIn, SampleResult
+from judge_service.wire import (
+    RewardFields,
+    RewardFieldsAnswer,
+    RewardRequest,
+    RewardResponse,
+    SampleIn,
+    SampleResult,
+)
 
 SampleLike = SampleIn | dict[str, Any]
 #: Validates a whole call's samples in one pydantic-core pass (instances pass as they are).
 _SAMPLES = TypeAdapter(list[SampleIn])
+_REWARD_FIELDS = TypeAdapter(RewardFieldsAnswer)
+
+
+class _RewardsAnswer(NamedTuple):
+    batch_id: str
+    status: str
+    results: list[RewardFields]
+
+
+A = TypeVar("A", RewardResponse, _RewardsAnswer)  # a chunk's answer, as a parser reads it
+T = TypeVar("T")
+
+
+class Reward(NamedTuple):
+    """What a trainer takes from a result: the reward (None when masked, never 0), whether
+    it was computed, and the hindsight audit's hack score."""
+
+    reward: float | None
+    valid: bool
+    hack_score: float
+
+
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
@@ -134,9 +163,61 @@ class AsyncRewardClient:
         **options: Any,
     ) -> list[SampleResult]:
         """One result per sample, in order. Raises RewardError subclasses on failure."""
+        parsed, answers = await self._call(
+            samples, _parse, rubric=rubric, judges=judges, run_id=run_id, step=step, **options
+        )
+        self.last_responses = answers
+        by_id = {r.id: r for answer in answers for r in answer.results}
+        return [by_id[sample.id] for sample in parsed]
+
+    async def rewards(
+        self,
+        samples: Sequence[SampleLike],
+        rubric: str | None = None,
+        judges: list[Any] | None = None,
+        run_id: str | None = None,
+        step: int | None = None,
+        **options: Any,
+    ) -> list[Reward]:
+        """Like :meth:`score`, with each sample's reward, validity and hack score only.
+
+        The answers are read for those fields alone, ~3x faster than whole results: a
+        trainer waits on this every step (the TRL adapter uses it). ``detail`` is
+        ``compact`` unless given.
+        """
+        options.setdefault("detail", "compact")
+        parsed, answers = await self._call(
+            samples,
+            _parse_rewards,
+            rubric=rubric,
+            judges=judges,
+            run_id=run_id,
+            step=step,
+            **options,
+        )
+        by_id = {r["id"]: r for answer in answers for r in answer.results}
+        rewards = []
+        for sample in parsed:
+            fields = by_id[sample.id]
+            hack_score = fields.get("hack_score", 0.0)
+            rewards.append(Reward(fields["reward"], fields["valid"], hack_score))
+        return rewards
+
+    async def _call(
+        self,
+        samples: Sequence[SampleLike],
+        parse: Callable[[httpx.Response], A],
+        *,
+        rubric: str | None,
+        judges: list[Any] | None,
+        run_id: str | None,
+        step: int | None,
+        **options: Any,
+    ) -> tuple[list[SampleIn], list[A]]:
+        """The samples as validated, and the done answer of each chunk, read by ``parse``."""
         parsed = _SAMPLES.validate_python(list(samples))
         if not parsed:
-            return []
+            return [], []
         counts = collections.Counter(s.id for s in parsed)
         repeated = sorted(sample_id for sample_id, n in counts.items() if n > 1)
         if repeated:
@@ -147,7 +228,7 @@ class AsyncRewardClient:
         gate = asyncio.Semaphore(self.max_concurrency)
         http = self._client()
 
-        async def one(index: int, chunk: list[SampleIn]) -> RewardResponse:
+        async def one(index: int, chunk: list[SampleIn]) -> A:
             request = RewardRequest(
                 samples=chunk,
                 rubric=rubric,
@@ -158,20 +239,22 @@ class AsyncRewardClient:
                 **options,
             )
             async with gate:
-                return await self._send(http, request, deadline)
+                return await self._send(http, request, deadline, parse)
 
         try:
             async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-                responses = await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
+                answers = await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
         except TimeoutError as exc:
             raise RewardTimeout(f"no complete answer within {self.timeout} s") from exc
-        self.last_responses = list(responses)
-        by_id = {r.id: r for response in responses for r in response.results}
-        return [by_id[sample.id] for sample in parsed]
+        return parsed, list(answers)
 
     async def _send(
-        self, http: httpx.AsyncClient, request: RewardRequest, deadline: float
-    ) -> RewardResponse:
+        self,
+        http: httpx.AsyncClient,
+        request: RewardRequest,
+        deadline: float,
+        parse: Callable[[httpx.Response], A],
+    ) -> A:
         attempt = 0
         while True:
             left = deadline - time.monotonic()
@@ -182,9 +265,11 @@ class AsyncRewardClient:
                     "/v1/rewards", content=body, headers=JSON_HEADERS, timeout=left
                 )
                 if response.status_code in (200, 202):
-                    answer = _parse(response)
+                    answer = parse(response)
                     if answer.status != "done":
-                        answer = await self._poll(http, answer.batch_id, deadline, request.detail)
+                        answer = await self._poll(
+                            http, answer.batch_id, deadline, request.detail, parse
+                        )
                     return answer
                 if response.status_code < 500 and response.status_code != 429:
                     raise _service_error(response)
@@ -201,8 +286,13 @@ class AsyncRewardClient:
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
 
     async def _poll(
-        self, http: httpx.AsyncClient, batch_id: str, deadline: float, detail: str
-    ) -> RewardResponse:
+        self,
+        http: httpx.AsyncClient,
+        batch_id: str,
+        deadline: float,
+        detail: str,
+        parse: Callable[[httpx.Response], A],
+    ) -> A:
         delay = 0.05
         while True:
             try:
@@ -210,7 +300,7 @@ class AsyncRewardClient:
             except httpx.TransportError:
                 response = None
             if response is not None and response.status_code == 200:
-                return _parse(response)
+                return parse(response)
             if (
                 response is not None
                 and response.status_code not in (202, 429)
@@ -221,14 +311,28 @@ class AsyncRewardClient:
             delay = min(delay * 1.5, 1.0)
 
 
+def _not_an_answer(response: httpx.Response) -> RewardServiceError:
+    """A clear error when a 200 carries something else (a proxy's page, say)."""
+    return RewardServiceError(
+        response.status_code, "bad_response", f"not a reward answer: {response.text[:200]!r}"
+    )
+
+
 def _parse(response: httpx.Response) -> RewardResponse:
-    """The answer, or a clear error when a 200 carries something else (a proxy's page, say)."""
+    """The whole answer."""
     try:
         return RewardResponse.model_validate_json(response.content)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise RewardServiceError(
-            response.status_code, "bad_response", f"not a reward answer: {response.text[:200]!r}"
-        ) from exc
+        raise _not_an_answer(response) from exc
+
+
+def _parse_rewards(response: httpx.Response) -> _RewardsAnswer:
+    """The answer's status and each result's reward fields; the rest is skipped."""
+    try:
+        answer = _REWARD_FIELDS.validate_json(response.content)
+    except ValueError as exc:
+        raise _not_an_answer(response) from exc
+    return _RewardsAnswer(answer["batch_id"], answer["status"], answer["results"])
 
 
 def chunk_by_group(samples: list[SampleIn], size: int) -> list[list[SampleIn]]:
@@ -294,19 +398,53 @@ class RewardClient:
         step: int | None = None,
         **options: Any,
     ) -> list[SampleResult]:
-        coroutine = self._score_and_close(
-            samples, rubric=rubric, judges=judges, run_id=run_id, step=step, **options
+        coroutine = self._call_and_close(
+            self._client.score,
+            samples,
+            rubric=rubric,
+            judges=judges,
+            run_id=run_id,
+            step=step,
+            **options,
         )
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coroutine)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, coroutine).result()
+        return _run_blocking(coroutine)
 
-    async def _score_and_close(self, *args: Any, **kwargs: Any) -> list[SampleResult]:
+    def rewards(
+        self,
+        samples: Sequence[SampleLike],
+        rubric: str | None = None,
+        judges: list[Any] | None = None,
+        run_id: str | None = None,
+        step: int | None = None,
+        **options: Any,
+    ) -> list[Reward]:
+        """Each sample's reward, validity and hack score (see ``AsyncRewardClient.rewards``)."""
+        coroutine = self._call_and_close(
+            self._client.rewards,
+            samples,
+            rubric=rubric,
+            judges=judges,
+            run_id=run_id,
+            step=step,
+            **options,
+        )
+        return _run_blocking(coroutine)
+
+    async def _call_and_close(
+        self, call: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+    ) -> T:
         """Each blocking call runs on an event loop of its own: close its connections."""
         try:
-            return await self._client.score(*args, **kwargs)
+            return await call(*args, **kwargs)
         finally:
             await self._client.aclose()
+
+
+def _run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to the end, also when called inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

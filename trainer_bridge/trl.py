@@ -84,13 +84,12 @@ def reward_function(
         completion_ids: list[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        results = await client.score(
+        results = await client.rewards(
             build_samples(prompts, completions, **kwargs),
             rubric=rubric,
             judges=judges,
             run_id=run_id,
             step=_step(kwargs.get("trainer_state")),
-            detail="compact",  # rewards, masks and hack scores are all TRL takes
         )
         log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
         if callable(log_extra):

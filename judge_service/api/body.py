@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import pydantic_core
 from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
@@ -34,7 +35,16 @@ PARSED_BODY = "judge_service.parsed_body"
 
 
 def _check_json(body: bytes) -> Any:
-    """The parsed body; 400 when it is not UTF-8 JSON (or holds a lone surrogate)."""
+    """The parsed body; 400 when it is not UTF-8 JSON (or holds a lone surrogate).
+
+    pydantic-core's parser goes first: it takes half the time of ``json.loads`` on a
+    GRPO step's ~50 KB, and refuses invalid UTF-8 and lone surrogate escapes by itself.
+    Only a body it refuses goes through ``json``, to say exactly what is wrong.
+    """
+    try:
+        return pydantic_core.from_json(body)
+    except ValueError:
+        pass
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:

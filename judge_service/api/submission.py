@@ -38,7 +38,7 @@ from judge_service.storage import batches, loop_reads, settled
 from judge_service.storage.db import get_engine, session_scope
 from judge_service.storage.types import utcnow
 from judge_service.worker.inprocess import InProcessDispatcher
-from judge_service.worker.result_writer import BatchNotStored
+from judge_service.worker.result_writer import BatchNotStored, count_scored
 from judge_service.worker.review_enqueue import enqueue_review, may_need_review
 from judge_service.worker.tasks import (
     BatchWork,
@@ -274,6 +274,7 @@ def _finish(batch_id: str, url: str, dispatcher: Any, scored: Scored, review_due
             except Exception:
                 log.exception("batch %s: writing out its settled outcomes failed", batch_id)
                 raise
+            count_scored(item.outcome for item in scored.settled)
         if review_due:  # queued before anyone is told the batch is done
             enqueue_review(batch_id, database_url=url)
     finally:

@@ -36,6 +36,11 @@ def agreement(scores: list[float], weights: list[float]) -> float:
     return max(0.0, 1.0 - 2.0 * math.sqrt(variance))
 
 
+#: ``Outcome``'s validator, called with a dict: ~1 µs less than ``Outcome(...)`` (no
+#: keyword packing in ``BaseModel.__init__``), once per sample.
+_OUTCOME = Outcome.__pydantic_validator__
+
+
 def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     """The consensus reward, or a masked outcome saying why there is none.
 
@@ -47,21 +52,26 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
         return _masked(sample_id, verdicts, ok, panel)
     scores: list[float] = [v.score for v in ok]  # type: ignore[misc]  # ok: score is set
     weights = [v.weight for v in ok]
-    reward = min(1.0, max(0.0, panel.aggregator.aggregate(scores, weights)))
+    raw = panel.aggregator.aggregate(scores, weights)
+    if not math.isfinite(raw):  # masked by the caller, never clamped to a silent 0 or 1
+        raise ValueError(f"the aggregator gave {raw} for scores {scores}")
+    reward = min(1.0, max(0.0, raw))
     components: dict[str, float] = {}
     for verdict in ok:
         components["judge/" + verdict.judge] = verdict.score  # type: ignore[assignment]
         if verdict.components:
             components.update(verdict.components)
-    return Outcome(
-        id=sample_id,
-        reward=reward,
-        raw_reward=reward,
-        valid=True,
-        components=components,
-        judges=verdicts,
-        agreement=agreement(scores, weights),
-        usage=total_usage(verdicts),
+    return _OUTCOME.validate_python(
+        {
+            "id": sample_id,
+            "reward": reward,
+            "raw_reward": reward,
+            "valid": True,
+            "components": components,
+            "judges": verdicts,
+            "agreement": agreement(scores, weights),
+            "usage": total_usage(verdicts),
+        }
     )
 
 

@@ -68,27 +68,31 @@ def _finite(scored: Sequence[ScoredSample]) -> bool:
     """False when a number is NaN or infinite: JSON has neither (pydantic-core writes them
     as null, which would not read back), so such a batch is stored as rows instead.
 
-    One ``sum`` per group of numbers: a sum is finite only if every term is (an overflow
-    of huge finite numbers only sends the batch the row way, which is always right)."""
+    Every number goes into one list and one ``sum``: a sum is finite only if every term
+    is (an overflow of huge finite numbers only sends the batch the row way, which is
+    always right). One pass, as this runs before every fast-path answer."""
+    numbers: list[float] = []
+    add, extend = numbers.append, numbers.extend
     for item in scored:
         outcome = item.outcome
-        numbers = (
-            outcome.penalty,
-            outcome.hack_score,
-            outcome.reward or 0.0,
-            outcome.raw_reward or 0.0,
-            outcome.agreement or 0.0,
-            outcome.usage.cost_usd,
-            *outcome.components.values(),
-            *(f.confidence for f in outcome.findings),
+        extend(
+            (
+                outcome.penalty,
+                outcome.hack_score,
+                outcome.reward or 0.0,
+                outcome.raw_reward or 0.0,
+                outcome.agreement or 0.0,
+                outcome.usage.cost_usd,
+            )
         )
-        if not math.isfinite(sum(numbers)):
-            return False
+        extend(outcome.components.values())
+        for finding in outcome.findings:
+            add(finding.confidence)
         for verdict in outcome.judges:
-            own = (verdict.weight, verdict.score or 0.0, *verdict.components.values())
-            if not math.isfinite(sum(own)):
-                return False
-    return True
+            add(verdict.weight)
+            add(verdict.score or 0.0)
+            extend(verdict.components.values())
+    return math.isfinite(sum(numbers))
 
 
 def pending(*, session: Session, batch_id: str) -> list[ScoredSample] | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from operator import attrgetter
 
@@ -95,8 +96,8 @@ class ResultWriter:
     async def _flush(self, *, finish: bool) -> bool:
         chunk, self.buffer = self.buffer, []
         self.last_flush = time.monotonic()
-        _count(chunk)
         if (not chunk and not finish) or self.not_stored is not None:
+            count_scored(outcome for _, outcome in chunk)
             return False
         loop = asyncio.get_running_loop()
         try:
@@ -106,6 +107,9 @@ class ResultWriter:
             if finish:
                 raise
             return False
+        finally:
+            if self.settled is None:  # a settled batch is counted as it is written out
+                count_scored(outcome for _, outcome in chunk)
 
     def _write(self, chunk: list[tuple[int, Outcome]], finish: bool) -> bool:
         try:
@@ -146,12 +150,12 @@ def resolved(rows: dict[int, int]) -> Future[dict[int, int]]:
     return future
 
 
-def _count(chunk: list[tuple[int, Outcome]]) -> None:
-    """Add a chunk's outcomes and verdicts to the Prometheus counters: counted here in one
+def count_scored(scored: Iterable[Outcome]) -> None:
+    """Add outcomes and their verdicts to the Prometheus counters: counted here in one
     loop, then one ``labels()`` call per kind (each costs a few microseconds)."""
     outcomes: Counter[str] = Counter()
     verdicts: Counter[tuple[str, str]] = Counter()
-    for _, outcome in chunk:
+    for outcome in scored:
         outcomes[outcome.failure_kind or "valid"] += 1
         for verdict in outcome.judges:
             status = "ok" if verdict.ok else "timeout" if verdict.timed_out else "error"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
-from judge_service.api.deps import AnyKey
+from judge_service.api.deps import AnyKey, answered_written_out
 from judge_service.storage.db import get_engine, schema_is_current
 
 router = APIRouter(tags=["health"])
@@ -34,11 +36,14 @@ def _database_ready(url: str) -> str:
 
 
 @router.get("/metrics", response_class=PlainTextResponse)
-async def prometheus_metrics(key: AnyKey) -> PlainTextResponse:
+async def prometheus_metrics(
+    key: AnyKey, _written_out: Annotated[None, Depends(answered_written_out)]
+) -> PlainTextResponse:
     """Prometheus metrics of this process (batches, samples by outcome, judge verdicts).
 
     Like every endpoint but health and docs it needs a key (Prometheus sends one with
-    ``authorization: {credentials: ...}`` in its scrape config).
+    ``authorization: {credentials: ...}`` in its scrape config). Samples of answered
+    batches are counted as they are written out, so a scrape waits for those first.
     """
     return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
