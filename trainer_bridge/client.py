@@ -196,12 +196,8 @@ class AsyncRewardClient:
             **options,
         )
         by_id = {r["id"]: r for answer in answers for r in answer.results}
-        rewards = []
-        for sample in parsed:
-            fields = by_id[sample.id]
-            hack_score = fields.get("hack_score", 0.0)
-            rewards.append(Reward(fields["reward"], fields["valid"], hack_score))
-        return rewards
+        in_order = [by_id[sample.id] for sample in parsed]
+        return [Reward(r["reward"], r["valid"], r.get("hack_score", 0.0)) for r in in_order]
 
     async def _call(
         self,

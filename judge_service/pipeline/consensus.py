@@ -47,20 +47,23 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     Runs once per sample as its judges answer, while a GRPO step's trainer waits, so
     the usual case (enough valid verdicts) takes the shortest way.
     """
-    ok = [v for v in verdicts if v.error is None and v.score is not None and v.weight > 0]
-    if len(ok) < panel.quorum:
-        return _masked(sample_id, verdicts, ok, panel)
-    scores: list[float] = [v.score for v in ok]  # type: ignore[misc]  # ok: score is set
-    weights = [v.weight for v in ok]
+    scores: list[float] = []
+    weights: list[float] = []
+    components: dict[str, float] = {}
+    for verdict in verdicts:  # one pass over the valid verdicts: scores, weights, components
+        score = verdict.score
+        if verdict.error is None and score is not None and verdict.weight > 0:
+            scores.append(score)
+            weights.append(verdict.weight)
+            components["judge/" + verdict.judge] = score
+            if verdict.components:
+                components.update(verdict.components)
+    if len(scores) < panel.quorum:
+        return _masked(sample_id, verdicts, panel)
     raw = panel.aggregator.aggregate(scores, weights)
     if not math.isfinite(raw):  # masked by the caller, never clamped to a silent 0 or 1
         raise ValueError(f"the aggregator gave {raw} for scores {scores}")
     reward = min(1.0, max(0.0, raw))
-    components: dict[str, float] = {}
-    for verdict in ok:
-        components["judge/" + verdict.judge] = verdict.score  # type: ignore[assignment]
-        if verdict.components:
-            components.update(verdict.components)
     return _OUTCOME.validate_python(
         {
             "id": sample_id,
@@ -75,8 +78,9 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     )
 
 
-def _masked(sample_id: str, verdicts: list[Verdict], ok: list[Verdict], panel: Panel) -> Outcome:
+def _masked(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     """The masked outcome of a sample whose panel fell short of its quorum."""
+    ok = [v for v in verdicts if v.ok and v.weight > 0]
     if any(v.timed_out for v in verdicts):
         kind, why = "timeout", "the batch deadline passed before the panel answered"
     elif verdicts and all(v.not_scorable for v in verdicts if not v.ok) and not ok:

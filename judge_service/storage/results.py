@@ -53,15 +53,19 @@ def _storable(text: str | None, limit: int) -> bool:
 
 
 def _clean(outcome: Outcome) -> bool:
-    """True when every text of the outcome is stored as it is. A plain loop over the
-    verdicts: this runs for every sample of every batch, and a generator costs more."""
-    if not _storable(outcome.failure_reason, REASON_CHARS):
+    """True when every text of the outcome is stored as it is. Plain loops, and absent
+    texts skipped before any call: this runs for every sample of every batch."""
+    reason = outcome.failure_reason
+    if reason is not None and not _storable(reason, REASON_CHARS):
         return False
     for verdict in outcome.judges:
-        if not (
-            _storable(verdict.rationale, RATIONALE_CHARS) and _storable(verdict.error, ERROR_CHARS)
-        ):
+        rationale, error = verdict.rationale, verdict.error
+        if rationale is not None and not _storable(rationale, RATIONALE_CHARS):
             return False
+        if error is not None and not _storable(error, ERROR_CHARS):
+            return False
+    if not outcome.findings:
+        return True
     return all(_storable(finding.evidence, EVIDENCE_CHARS) for finding in outcome.findings)
 
 
