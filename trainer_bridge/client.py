@@ -197,7 +197,8 @@ class AsyncRewardClient:
         )
         by_id = {r["id"]: r for answer in answers for r in answer.results}
         in_order = [by_id[sample.id] for sample in parsed]
-        return [Reward(r["reward"], r["valid"], r.get("hack_score", 0.0)) for r in in_order]
+        # ``_make`` is tuple.__new__: no Python-level __new__ per sample
+        return [Reward._make((r["reward"], r["valid"], r.get("hack_score", 0.0))) for r in in_order]
 
     async def _call(
         self,

@@ -31,6 +31,7 @@ from judge_service.storage.results import ScoredSample, save_results
 #: fresh threads for each batch.
 DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
 FLUSH_EVERY = 256
+_POSITION = attrgetter("position")
 FLUSH_INTERVAL_S = 0.5
 #: How long a write waits for the batch's own rows to be committed by the API.
 STORED_WAIT_S = 60.0
@@ -140,7 +141,7 @@ class ResultWriter:
         """Every stored outcome in sample order, when this run stored the whole batch."""
         if not self.all_inserted or len(self.stored) != self.n_samples:
             return None
-        return [item.outcome for item in sorted(self.stored, key=attrgetter("position"))]
+        return [item.outcome for item in sorted(self.stored, key=_POSITION)]
 
 
 def resolved(rows: dict[int, int]) -> Future[dict[int, int]]:
