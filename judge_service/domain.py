@@ -119,7 +119,7 @@ class CallUsage(BaseModel):
     """What scoring cost: model calls, cache hits, tokens, dollars. Frozen, so one
     zero instance (``NO_USAGE``) is every default: no new object per verdict."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     judge_calls: int = 0
     cache_hits: int = 0
@@ -148,7 +148,11 @@ def total_usage(verdicts: list[Verdict]) -> CallUsage:
 
 
 class JudgeScore(BaseModel):
-    """What a judge plugin returns for one sample."""
+    """What a judge plugin returns for one sample. NaN and infinity are refused here,
+    where judges' numbers enter: JSON holds neither, and a settled batch is stored as
+    JSON (``storage.settled``)."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
     score: float = Field(ge=0.0, le=1.0)
     rationale: str = ""

@@ -9,6 +9,7 @@ with the options of the local llama.cpp server.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +54,12 @@ def build_member(
     """
     options = {k: v for k, v in spec.items() if k not in ("name", "weight")}
     name = spec["name"]
+    weight = float(spec.get("weight", 1.0))
+    if not (math.isfinite(weight) and weight >= 0):  # NaN would reach the stored outcomes
+        raise UnknownJudge(
+            f"judge {name!r} cannot be used: its weight must be a finite number >= 0",
+            detail={"judge": name, "weight": str(weight)},
+        )
     try:
         if "/" in name and LLM_PLUGIN not in registry.names("judges"):
             raise PluginError("model judges need the `llm` judge plugin, not installed")
@@ -67,7 +74,7 @@ def build_member(
         raise UnknownJudge(
             f"judge {name!r} cannot be used: {exc}", detail={"judge": name, "reason": str(exc)}
         ) from exc
-    return PanelMember(name=name, judge=judge, weight=float(spec.get("weight", 1.0)))
+    return PanelMember(name=name, judge=judge, weight=weight)
 
 
 def build_panel(

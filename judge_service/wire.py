@@ -80,7 +80,7 @@ class JudgeSpecObject(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=256)]
-    weight: float = Field(default=1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
 
 
 JudgeSpec = Annotated[str, StringConstraints(min_length=1, max_length=256)] | JudgeSpecObject

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 from sqlalchemy import func, select
 
+from judge_service import wire
 from judge_service.api.app import create_app
-from judge_service.domain import Outcome, Verdict
+from judge_service.domain import CallUsage, JudgeScore, Outcome, Verdict
+from judge_service.errors import UnknownJudge
+from judge_service.panels import build_member
 from judge_service.registry import Registry
 from judge_service.settings import get_settings
 from judge_service.storage import batches, settled
@@ -210,17 +215,24 @@ def test_a_write_out_waits_for_a_judge_wait_or_its_delay():
     assert asyncio.run(scenario()) == ["kicked", "after the delay", "on wait"]
 
 
-def test_outcomes_with_nan_or_infinity_are_stored_as_rows_not_settled(database_url):
-    """JSON holds no NaN: such a batch must not be settled (its row would not read back)."""
-    pks = _stored_batch(database_url)
-    scored = _scored(pks)
-    odd = scored[0].outcome.model_copy(update={"components": {"judge/x": float("nan")}})
-    scored[0] = ScoredSample(pks[0], 0, odd)
-    assert not _settle(database_url, "b1", scored)
-    infinite = scored[0].outcome.model_copy(
-        update={"judges": [Verdict(judge="x", score=0.5, components={"c": float("-inf")})]}
-    )
-    scored[0] = ScoredSample(pks[0], 0, infinite)
-    assert not _settle(database_url, "b1", scored)
-    assert _counts(database_url) == (0, 0, 0)
-    assert _settle(database_url, "b1", _scored(pks))  # the same batch, finite: settled
+@pytest.mark.parametrize("odd", [float("nan"), float("inf"), float("-inf")])
+def test_no_nan_or_infinity_reaches_an_outcome_so_a_settled_row_always_reads_back(odd):
+    """JSON holds neither: pydantic-core would write null, which would not read back. So
+    they are refused where numbers enter an outcome: a judge's score and components, the
+    usage, a judge's weight (request or default), and the consensus (tested in
+    ``test_pipeline``)."""
+    with pytest.raises(ValidationError):
+        JudgeScore(score=0.5, components={"c": odd})
+    with pytest.raises(ValidationError):
+        CallUsage(cost_usd=odd)
+    with pytest.raises(ValidationError) as weight:
+        wire.RewardRequest.model_validate(
+            {
+                "samples": [{"id": "s", "prompt": "p", "completion": "c"}],
+                "judges": [{"name": "reference_match", "weight": odd}],
+            }
+        )
+    locations = [error["loc"] for error in weight.value.errors()]
+    assert ("judges", 0, "JudgeSpecObject", "weight") in locations
+    with pytest.raises(UnknownJudge):
+        build_member({"name": "reference_match", "weight": odd}, registry=Registry(), extra={})

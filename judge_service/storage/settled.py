@@ -11,11 +11,14 @@ Every writer that could race the write-out defers to a settled row: expiring the
 batch and scoring it again (after a restart) write the row out instead of masking or
 re-judging, and :func:`settle` refuses once any result exists. So the outcomes the
 trainer was answered with are the ones stored, whoever writes them out.
+
+The row is JSON, which has no NaN or infinity: none reach an outcome, because judges'
+scores, usage and request weights refuse them where they enter (``JudgeScore``,
+``CallUsage``, ``panels.build_member``) and the consensus masks a non-finite reward.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from pydantic import TypeAdapter
@@ -55,44 +58,13 @@ def settle(*, connection: Connection, batch_id: str, scored: Sequence[ScoredSamp
 
     On a bare connection: an ORM session costs ~0.5 ms more, on the trainer's wait."""
     state = connection.execute(_STATE, {"batch": batch_id}).first()
-    if state is None or state[0] == "done" or state[1] or state[2] or not _finite(scored):
+    if state is None or state[0] == "done" or state[1] or state[2]:
         return False
     payload = _ROWS.dump_json([(s.sample_pk, s.position, s.outcome) for s in scored])
     connection.execute(
         _INSERT, {"batch_id": batch_id, "outcomes": payload.decode(), "created_at": utcnow()}
     )
     return True
-
-
-def _finite(scored: Sequence[ScoredSample]) -> bool:
-    """False when a number is NaN or infinite: JSON has neither (pydantic-core writes them
-    as null, which would not read back), so such a batch is stored as rows instead.
-
-    Every number goes into one list and one ``sum``: a sum is finite only if every term
-    is (an overflow of huge finite numbers only sends the batch the row way, which is
-    always right). One pass, as this runs before every fast-path answer."""
-    numbers: list[float] = []
-    add, extend = numbers.append, numbers.extend
-    for item in scored:
-        outcome = item.outcome
-        extend(
-            (
-                outcome.penalty,
-                outcome.hack_score,
-                outcome.reward or 0.0,
-                outcome.raw_reward or 0.0,
-                outcome.agreement or 0.0,
-                outcome.usage.cost_usd,
-            )
-        )
-        extend(outcome.components.values())
-        for finding in outcome.findings:
-            add(finding.confidence)
-        for verdict in outcome.judges:
-            add(verdict.weight)
-            add(verdict.score or 0.0)
-            extend(verdict.components.values())
-    return math.isfinite(sum(numbers))
 
 
 def pending(*, session: Session, batch_id: str) -> list[ScoredSample] | None:
