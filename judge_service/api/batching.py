@@ -6,12 +6,14 @@ and reads results that workers wrote.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, overload
 
 from pydantic import TypeAdapter
 from sqlalchemy.exc import IntegrityError
@@ -21,6 +23,7 @@ from judge_service import wire
 from judge_service.api import answers
 from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
 from judge_service.auditors import hindsight_models, resolve_detectors
+from judge_service.domain import Sample
 from judge_service.errors import (
     Conflict,
     DuplicateSampleIds,
@@ -29,6 +32,7 @@ from judge_service.errors import (
 )
 from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.panels import build_panel, normalise_spec
+from judge_service.pipeline.evaluate import START_WAVE
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import audit, batches
@@ -171,14 +175,18 @@ def store_batch(
 SAMPLES_IN = TypeAdapter(list[wire.SampleIn])
 
 
+#: Domain samples from the stored form, in one pass.
+DOMAIN_SAMPLES = TypeAdapter(list[Sample])
+
+
 @dataclass(frozen=True)
 class PreparedBatch:
-    """A batch's id, creation time, deadline and sample payloads, fixed before it is stored."""
+    """A batch's id, creation time, deadline and samples, fixed before it is stored."""
 
     batch_id: str
     created_at: datetime
     timeout_s: float
-    payloads: list[dict[str, Any]]
+    samples: list[wire.SampleIn]
     status: str = "queued"
 
     @classmethod
@@ -189,13 +197,56 @@ class PreparedBatch:
             batch_id=uuid.uuid4().hex,
             created_at=utcnow(),
             timeout_s=batch_timeout_s(request, settings=settings),
-            payloads=SAMPLES_IN.dump_python(request.samples, mode="json"),
+            samples=request.samples,
             status=status,
         )
+
+    @functools.cached_property
+    def payloads(self) -> list[dict[str, Any]]:
+        """The samples' stored form, made when first stored (on the storing thread, in
+        the fast path: not before the judge calls go out)."""
+        return SAMPLES_IN.dump_python(self.samples, mode="json")
 
     @property
     def deadline_at(self) -> datetime:
         return self.created_at + timedelta(seconds=self.timeout_s)
+
+
+class SamplesOnDemand(Sequence[Sample]):
+    """A request's samples as domain ``Sample``s, made a wave at a time as scoring reads them.
+
+    Why: making a GRPO step's 256 samples takes ~1 ms, and its first judge calls need
+    only the first wave (``evaluate.START_WAVE``). The rest are made while the calls
+    already sent are under way, when the event loop has time to spare; the trainer's
+    wait ends with the last completion, not the last call sent.
+    """
+
+    def __init__(self, samples: list[wire.SampleIn], wave: int = START_WAVE) -> None:
+        self._wire = samples
+        self._wave = wave
+        self._made: list[Sample] = []
+
+    def __len__(self) -> int:
+        return len(self._wire)
+
+    def _make(self, end: int) -> None:
+        while len(self._made) < end:
+            part = self._wire[len(self._made) : len(self._made) + self._wave]
+            self._made.extend(
+                DOMAIN_SAMPLES.validate_python(SAMPLES_IN.dump_python(part, mode="json"))
+            )
+
+    @overload
+    def __getitem__(self, index: int) -> Sample: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Sample]: ...
+    def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
+        if isinstance(index, slice):
+            self._make(len(self) if (index.step or 1) < 0 else index.indices(len(self))[1])
+            return self._made[index]
+        position = range(len(self))[index]  # negative indices, and IndexError past the end
+        self._make(position + 1)
+        return self._made[position]
 
 
 def _same_request(existing: BatchRow, fingerprint: str) -> BatchRow:

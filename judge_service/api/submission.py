@@ -25,14 +25,13 @@ from collections.abc import Awaitable
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import TypeAdapter
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import metrics, wire
 from judge_service.api import answers, batching
 from judge_service.api.answers import DoneAnswer
 from judge_service.api.plan_rubric import rubric_ref
-from judge_service.domain import Outcome, Sample
+from judge_service.domain import Outcome
 from judge_service.errors import Unavailable
 from judge_service.storage import batches, loop_reads, settled
 from judge_service.storage.db import get_engine, session_scope
@@ -53,8 +52,6 @@ log = logging.getLogger(__name__)
 
 #: How long past a batch's deadline the API waits for the worker's own timeout masks.
 DEADLINE_GRACE = timedelta(seconds=0.5)
-#: The scoring form of a batch's samples, validated in one pass.
-SAMPLES = TypeAdapter(list[Sample])
 #: How long the fast path lets the judge calls start before it stores the batch.
 JUDGING_HEAD_START_S = 0.05
 
@@ -146,13 +143,14 @@ async def _score_while_storing(
     url = settings.database_url
     prepared = batching.PreparedBatch.of(body, settings=settings, status="running")
     judging: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    n_samples = len(body.samples)
     work = BatchWork(
         batch_id=prepared.batch_id,
-        positions=list(range(len(prepared.payloads))),
-        samples=SAMPLES.validate_python(prepared.payloads),
+        positions=list(range(n_samples)),
+        samples=batching.SamplesOnDemand(body.samples),
         plan=plan,
         deadline_at=prepared.deadline_at,
-        n_samples=len(prepared.payloads),
+        n_samples=n_samples,
         run_id=body.run_id,
         step=body.step,
         on_judging=lambda: _resolve(judging),

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
@@ -93,6 +93,28 @@ def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
     }
 
 
+class Numbered(Sequence[tuple[int, Sample]]):
+    """``(index, sample)`` pairs read from ``samples`` as they are needed, unlike
+    ``list(enumerate(...))``: samples made on demand are made a wave at a time."""
+
+    def __init__(self, samples: Sequence[Sample]) -> None:
+        self.samples = samples
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, Sample]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, Sample]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[int, Sample] | list[tuple[int, Sample]]:
+        if isinstance(index, slice):
+            positions = range(len(self))[index]
+            return list(zip(positions, self.samples[index], strict=True))
+        position = range(len(self))[index]
+        return position, self.samples[position]
+
+
 async def evaluate_batch(
     samples: Sequence[tuple[int, Sample]],
     plan: Plan,
@@ -108,9 +130,10 @@ async def evaluate_batch(
     # No gate when the whole batch fits under the concurrency limit (a GRPO step does).
     gate = asyncio.Semaphore(plan.concurrency) if len(samples) > plan.concurrency else None
     by_group: dict[str, list[Sample]] = {}
-    for _, sample in samples:
-        if sample.group_id is not None and not sample.is_blank():
-            by_group.setdefault(sample.group_id, []).append(sample)
+    if any(GroupScores.judges_groups(member) for member in plan.panel.members):
+        for _, sample in samples:  # only relative judges need the groups up front
+            if sample.group_id is not None and not sample.is_blank():
+                by_group.setdefault(sample.group_id, []).append(sample)
     groups = GroupScores(by_group)
     delivered: set[int] = set()
     unfinished = len(samples)

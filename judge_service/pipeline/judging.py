@@ -119,9 +119,14 @@ class GroupScores:
         self.groups = {gid: members for gid, members in groups.items() if len(members) >= 2}
         self.tasks: dict[tuple[str, str], asyncio.Task[list[JudgeScore]]] = {}
 
+    @staticmethod
+    def judges_groups(member: PanelMember) -> bool:
+        """True for a relative judge: one that scores a GRPO group in one call."""
+        judge = member.judge
+        return bool(getattr(judge, "relative", False)) and hasattr(judge, "score_group")
+
     def covers(self, member: PanelMember, sample: Sample) -> bool:
-        relative = getattr(member.judge, "relative", False) and hasattr(member.judge, "score_group")
-        return bool(relative) and sample.group_id in self.groups
+        return sample.group_id in self.groups and self.judges_groups(member)
 
     async def score(self, member: PanelMember, sample: Sample, context: JudgeContext) -> JudgeScore:
         group_id = sample.group_id or ""

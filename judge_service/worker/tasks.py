@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,7 +27,7 @@ from judge_service.local_model import local_judge
 from judge_service.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES
 from judge_service.pipeline.calibration import calibrate_panel
-from judge_service.pipeline.evaluate import Plan, batch_stats, evaluate_batch
+from judge_service.pipeline.evaluate import Numbered, Plan, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import batches, settled
@@ -54,7 +54,7 @@ class BatchWork:
 
     batch_id: str
     positions: list[int]
-    samples: list[Sample]
+    samples: Sequence[Sample]  # made on demand in the fast path (``SamplesOnDemand``)
     plan: dict[str, Any]
     deadline_at: datetime
     n_samples: int
@@ -137,7 +137,7 @@ async def _score(work: BatchWork, plan_factory: Callable[[], Plan], writer: Resu
             reason = f"cannot build the judge panel: {exc}"
             await writer.add(index, Outcome.masked(sample.id, "internal_error", reason))
     else:
-        await evaluate_batch(list(enumerate(work.samples)), plan, writer.add, work.on_judging)
+        await evaluate_batch(Numbered(work.samples), plan, writer.add, work.on_judging)
     return await writer.finish()
 
 
