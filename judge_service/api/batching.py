@@ -215,10 +215,11 @@ class PreparedBatch:
 class SamplesOnDemand(Sequence[Sample]):
     """A request's samples as domain ``Sample``s, made a wave at a time as scoring reads them.
 
-    Why: making a GRPO step's 256 samples takes ~1 ms, and its first judge calls need
-    only the first wave (``evaluate.START_WAVE``). The rest are made while the calls
-    already sent are under way, when the event loop has time to spare; the trainer's
-    wait ends with the last completion, not the last call sent.
+    Why: making a GRPO step's 256 samples takes ~1 ms, and its first judge call needs
+    only the first (``evaluate.FIRST_WAVE``). The rest are made wave by wave while the
+    calls already sent are under way, when the event loop has time to spare; the
+    trainer's wait ends with the last completion, not the last call sent. A slice makes
+    what it covers; one sample read alone makes the ``wave`` from it.
     """
 
     def __init__(self, samples: list[wire.SampleIn], wave: int = START_WAVE) -> None:
@@ -230,8 +231,9 @@ class SamplesOnDemand(Sequence[Sample]):
         return len(self._wire)
 
     def _make(self, end: int) -> None:
-        while len(self._made) < end:
-            part = self._wire[len(self._made) : len(self._made) + self._wave]
+        """Make the samples up to ``end`` (exclusive), in one pass."""
+        if len(self._made) < end:
+            part = self._wire[len(self._made) : end]
             self._made.extend(
                 DOMAIN_SAMPLES.validate_python(SAMPLES_IN.dump_python(part, mode="json"))
             )
@@ -245,7 +247,7 @@ class SamplesOnDemand(Sequence[Sample]):
             self._make(len(self) if (index.step or 1) < 0 else index.indices(len(self))[1])
             return self._made[index]
         position = range(len(self))[index]  # negative indices, and IndexError past the end
-        self._make(position + 1)
+        self._make(min(len(self), position + self._wave))  # read one by one: a wave per pass
         return self._made[position]
 
 

@@ -27,8 +27,11 @@ OnOutcome = Callable[[int, Outcome], Awaitable[None]]
 DEADLINE_GRACE_S = 0.2
 #: Tasks made before the loop gets a turn to start them. Waves, not all at once: the
 #: first judge calls of a 256-sample step go out ~1 ms sooner, and a step ends when its
-#: last completion is handled, which is that much sooner too.
+#: last completion is handled, which is that much sooner too. The first wave is a single
+#: task: the first answer comes back first and the rest queue behind it, so the step
+#: ends one judge latency plus the handling of every completion after the first call.
 START_WAVE = 32
+FIRST_WAVE = 1
 
 
 @dataclass(frozen=True)
@@ -163,10 +166,12 @@ async def evaluate_batch(
                 all_finished.set_result(None)
 
     tasks: list[asyncio.Task[None]] = []
-    for start in range(0, len(samples), START_WAVE):
-        wave = samples[start : start + START_WAVE]
+    start, size = 0, FIRST_WAVE
+    while start < len(samples):
+        wave = samples[start : start + size]
         tasks.extend(asyncio.ensure_future(score_and_deliver(i, s)) for i, s in wave)
         await asyncio.sleep(0)  # one turn of the loop: the wave's judge calls go out
+        start, size = start + size, START_WAVE
     if on_started is not None:
         on_started()
     # Judges stop at the deadline themselves; the grace lets each sample's consensus use
