@@ -14,7 +14,7 @@ import random
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 import httpx
@@ -395,7 +395,7 @@ class RewardClient:
         step: int | None = None,
         **options: Any,
     ) -> list[SampleResult]:
-        coroutine = self._call_and_close(
+        return self._blocking(
             self._client.score,
             samples,
             rubric=rubric,
@@ -404,7 +404,6 @@ class RewardClient:
             step=step,
             **options,
         )
-        return _run_blocking(coroutine)
 
     def rewards(
         self,
@@ -416,7 +415,7 @@ class RewardClient:
         **options: Any,
     ) -> list[Reward]:
         """Each sample's reward, validity and hack score (see ``AsyncRewardClient.rewards``)."""
-        coroutine = self._call_and_close(
+        return self._blocking(
             self._client.rewards,
             samples,
             rubric=rubric,
@@ -425,23 +424,20 @@ class RewardClient:
             step=step,
             **options,
         )
-        return _run_blocking(coroutine)
 
-    async def _call_and_close(
-        self, call: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
-    ) -> T:
-        """Each blocking call runs on an event loop of its own: close its connections."""
+    def _blocking(self, call: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """Run ``call`` to the end on an event loop of its own (on a thread when one is
+        already running here), then close that loop's connections."""
+
+        async def call_and_close() -> T:
+            try:
+                return await call(*args, **kwargs)
+            finally:
+                await self._client.aclose()
+
         try:
-            return await call(*args, **kwargs)
-        finally:
-            await self._client.aclose()
-
-
-def _run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to the end, also when called inside a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(call_and_close())
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, call_and_close()).result()

@@ -59,7 +59,7 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
             if verdict.components:
                 components.update(verdict.components)
     if len(scores) < panel.quorum:
-        return _masked(sample_id, verdicts, panel)
+        return _masked(sample_id, verdicts, len(scores), panel)
     raw = panel.aggregator.aggregate(scores, weights)
     if not math.isfinite(raw):  # masked by the caller, never clamped to a silent 0 or 1
         raise ValueError(f"the aggregator gave {raw} for scores {scores}")
@@ -78,16 +78,16 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
     )
 
 
-def _masked(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
-    """The masked outcome of a sample whose panel fell short of its quorum."""
-    ok = [v for v in verdicts if v.ok and v.weight > 0]
+def _masked(sample_id: str, verdicts: list[Verdict], n_valid: int, panel: Panel) -> Outcome:
+    """The masked outcome of a sample whose panel fell short of its quorum (``n_valid``
+    verdicts with a score and a positive weight)."""
     if any(v.timed_out for v in verdicts):
         kind, why = "timeout", "the batch deadline passed before the panel answered"
-    elif verdicts and all(v.not_scorable for v in verdicts if not v.ok) and not ok:
+    elif verdicts and all(v.not_scorable for v in verdicts if not v.ok) and n_valid == 0:
         kind, why = "bad_sample", "; ".join(f"{v.judge}: {v.error}" for v in verdicts)
     elif not any(v.ok for v in verdicts):
         kind, why = "judge_failed", "; ".join(f"{v.judge}: {v.error}" for v in verdicts)
     else:
         kind = "below_quorum"
-        why = f"{len(ok)} valid verdicts, quorum is {panel.quorum}"
+        why = f"{n_valid} valid verdicts, quorum is {panel.quorum}"
     return Outcome.masked(sample_id, kind, why[:2000], verdicts)

@@ -31,10 +31,10 @@ from judge_service.storage.results import ScoredSample, save_results
 #: fresh threads for each batch.
 DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
 FLUSH_EVERY = 256
-_POSITION = attrgetter("position")
 FLUSH_INTERVAL_S = 0.5
 #: How long a write waits for the batch's own rows to be committed by the API.
 STORED_WAIT_S = 60.0
+_POSITION = attrgetter("position")
 
 
 class BatchNotStored(Exception):
@@ -97,11 +97,10 @@ class ResultWriter:
     async def _flush(self, *, finish: bool) -> bool:
         chunk, self.buffer = self.buffer, []
         self.last_flush = time.monotonic()
-        if (not chunk and not finish) or self.not_stored is not None:
-            count_scored(outcome for _, outcome in chunk)
-            return False
-        loop = asyncio.get_running_loop()
         try:
+            if (not chunk and not finish) or self.not_stored is not None:
+                return False
+            loop = asyncio.get_running_loop()
             return await loop.run_in_executor(DB_WRITERS, self._write, chunk, finish)
         except BatchNotStored as exc:
             self.not_stored = exc  # outcomes still arriving have nowhere to go either
