@@ -18,8 +18,8 @@ BIN = Path(sys.executable).parent
 JUDGE_SERVICE = str(BIN / "judge-service")
 
 
-#: The labelled dev split shipped beside the repository (../shared/data, see its README).
-DEV_SPLIT = Path(__file__).resolve().parents[2] / "shared" / "data" / "sorh_dev.jsonl"
+#: The labelled dev split kept in the repository (data/, see its README).
+DEV_SPLIT = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 TEST_PLUGIN = Path(__file__).resolve().parent / "fixtures" / "js_test_plugin"
 
 

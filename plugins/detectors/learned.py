@@ -3,7 +3,7 @@
 The model is plain JSON (feature names, standardisation, coefficients, a Platt
 calibration fitted on out-of-fold scores), so loading it runs no pickled code. The
 default model ships in ``models/learned_default.json`` and is rebuilt with
-``judge-service detectors train --data ../shared/data/sorh_dev.jsonl --out
+``judge-service detectors train --data data/sorh_dev.jsonl --out
 plugins/detectors/models/learned_default.json``.
 
 It judges text answers to tasks that state how they are scored (its training domain);
