@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,8 +69,10 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def redis_url() -> Iterator[str]:
-    """A Redis database number of its own, emptied before and after."""
-    db = 9
+    """A Redis database number of its own, emptied before and after.
+
+    ``JS_TEST_REDIS_DB`` picks another number, so two checkouts can run their suites at once."""
+    db = int(os.environ.get("JS_TEST_REDIS_DB", "9"))
     client = redis.Redis.from_url(f"{REDIS}/{db}")
     client.flushdb()
     yield f"{REDIS}/{db}"
