@@ -47,7 +47,10 @@ def main() -> None:
             env = service_env(
                 JS_DATABASE_URL=f"sqlite:///{home / 'ab.db'}",
                 JS_DETECTORS="none",
-                PYTHONPATH=str(tree.resolve()),
+                # the tree first; then what was there (the test plugin's folder)
+                PYTHONPATH=os.pathsep.join(
+                    filter(None, [str(tree.resolve()), os.environ.get("PYTHONPATH")])
+                ),
             )
             servers[label] = start_service(env)
             _, url, key = servers[label]

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import contextlib
 import os
 import statistics
 import sys
@@ -38,7 +40,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common import fake_judge_server, service_env, start_service
-from tests.helpers import install_test_plugin
+from tests.helpers import installed_test_plugin
 from trainer_bridge.trl import reward_function
 
 LATENCY_S = 0.05
@@ -50,12 +52,17 @@ class State:
         self.global_step = step
 
 
+_plugin = contextlib.ExitStack()
+
+
 def ensure_test_plugin() -> None:
-    """The 50 ms judge lives in the tests' out-of-tree plugin package; install it if missing."""
+    """The 50 ms judge lives in the tests' out-of-tree plugin package: when it is not
+    importable, install it in a temporary folder for this run (removed at exit)."""
     try:
         import js_test_plugin  # noqa: F401
     except ImportError:
-        install_test_plugin()
+        _plugin.enter_context(installed_test_plugin())
+        atexit.register(_plugin.close)
 
 
 async def one_call(judge: dict) -> float:

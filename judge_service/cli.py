@@ -1,7 +1,8 @@
 """``judge-service``: serve, worker, db upgrade, keys create, plugins, score, local-model.
 
 Every command builds its settings once from the environment and works from any
-working directory: migrations and templates come from the installed package.
+working directory: migrations, templates and seed rubrics come from the installed package,
+and the default database lives in the user's data directory.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from judge_service.cli_common import ready_settings
 from judge_service.cli_detectors import audit_command, detectors_app
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
@@ -24,6 +26,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(detectors_app, name="detectors")
 app.command("audit")(audit_command)
 app.add_typer(rubrics_app, name="rubrics")
+log = logging.getLogger("judge_service")
 
 
 def _logging(level: str) -> None:
@@ -32,14 +35,29 @@ def _logging(level: str) -> None:
     )
 
 
-@db_app.command("upgrade")
-def db_upgrade(revision: str = "head") -> None:
-    """Create or migrate the tables (Alembic) of JS_DATABASE_URL."""
+def _upgrade(database_url: str, revision: str = "head") -> list[str]:
+    """Migrate to ``revision``; at head, add the shipped seed rubrics the database lacks.
+    Returns the refs of the rubrics added."""
+    from judge_service.rubric_import import seed_missing
     from judge_service.storage.db import upgrade
 
+    upgrade(database_url, revision)
+    if revision != "head":
+        return []
+    return [item.ref for item in seed_missing(database_url)]
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = "head") -> None:
+    """Create or migrate the tables (Alembic) of JS_DATABASE_URL, then import the shipped
+    rubrics that it does not have yet (an existing rubric is never changed)."""
+    from judge_service.storage.db import describe_url
+
     settings = get_settings()
-    upgrade(settings.database_url, revision)
-    typer.echo(f"database at {revision}: {settings.database_url.split('@')[-1]}")
+    seeded = _upgrade(settings.database_url, revision)
+    typer.echo(f"database at {revision}: {describe_url(settings.database_url)}")
+    for ref in seeded:
+        typer.echo(f"imported the shipped rubric {ref}")
 
 
 @keys_app.command("create")
@@ -54,7 +72,7 @@ def keys_create(
 
     if role not in ("trainer", "reviewer", "admin"):
         raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
-    settings = get_settings()
+    settings = ready_settings()
     with session_scope(settings.database_url) as session:
         row, plain = create_key(session=session, role=role, name=name)
         audit.record(
@@ -92,12 +110,14 @@ def serve(
     import uvicorn
 
     from judge_service.api.app import create_app
-    from judge_service.storage.db import upgrade
+    from judge_service.storage.db import describe_url
 
     settings = get_settings()
     _logging(settings.log_level)
+    log.info("database: %s", describe_url(settings.database_url))
     if migrate if migrate is not None else settings.embedded:
-        upgrade(settings.database_url)
+        for ref in _upgrade(settings.database_url):
+            log.info("imported the shipped rubric %s", ref)
     uvicorn.run(
         create_app(settings),
         host=host,

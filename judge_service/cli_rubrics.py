@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from judge_service.settings import get_settings
+from judge_service.cli_common import ready_settings
 
 rubrics_app = typer.Typer(no_args_is_help=True, help="Rubrics: versioned yes/no checklists.")
 
@@ -23,7 +23,7 @@ def import_rubrics(
     """Load rubric files as versions: new names get version 1, changed criteria or prompts
     the next version, and a file equal to the active version changes nothing."""
     from judge_service import rubric_files
-    from judge_service.storage import audit, rubrics
+    from judge_service.rubric_import import import_files
     from judge_service.storage.db import session_scope
 
     try:
@@ -34,29 +34,10 @@ def import_rubrics(
     if not loaded:
         typer.echo(f"error: no .yaml or .yml rubric files in {path}", err=True)
         raise typer.Exit(2)
-    settings = get_settings()
+    settings = ready_settings()
     with session_scope(settings.database_url) as session:
-        for item in loaded:
-            spec = item.rubric.model_dump(mode="json")
-            row, action = rubrics.import_rubric(
-                session=session,
-                name=spec["name"],
-                description=spec["description"],
-                criteria=spec["criteria"],
-                prompts=spec["prompts"],
-                penalty=spec.get("penalty"),
-                created_by="cli",
-                source=f"file:{item.source}",
-            )
-            if action != "unchanged":
-                audit.record(
-                    session=session,
-                    actor="cli",
-                    action=f"rubric.{action}",
-                    target=row.ref,
-                    detail={"source": item.source, "criteria": len(spec["criteria"])},
-                )
-            typer.echo(f"{row.ref}\t{action}\t{item.source}")
+        for item in import_files(session=session, loaded=loaded, actor="cli"):
+            typer.echo(f"{item.ref}\t{item.action}\t{item.source}")
 
 
 @rubrics_app.command("list")
@@ -65,7 +46,7 @@ def list_rubrics() -> None:
     from judge_service.storage import rubrics
     from judge_service.storage.db import session_scope
 
-    with session_scope(get_settings().database_url) as session:
+    with session_scope(ready_settings().database_url) as session:
         for summary in rubrics.list_rubrics(session=session):
             typer.echo(
                 f"{summary.name}@{summary.version}\t{summary.criteria} criteria"
@@ -82,7 +63,7 @@ def show_rubric(
     from judge_service.storage import rubrics
     from judge_service.storage.db import session_scope
 
-    with session_scope(get_settings().database_url) as session:
+    with session_scope(ready_settings().database_url) as session:
         row = rubrics.get_version(session=session, name=name, version=version)
         if row is None:
             typer.echo(f"error: no rubric {name!r}" + (f" version {version}" if version else ""))

@@ -9,8 +9,20 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from platformdirs import user_data_path
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: The folder name under the user's data directory (``$XDG_DATA_HOME`` on Linux).
+APP_NAME = "judge-service"
+
+
+def default_database_url() -> str:
+    """A SQLite file in the user's data directory, so that every command finds the same
+    database from any working directory (``$XDG_DATA_HOME/judge-service/judge_service.db``,
+    else ``~/.local/share/...`` on Linux). Nothing is created here: the storage layer
+    makes the folder when it first opens the file."""
+    return f"sqlite:///{user_data_path(APP_NAME, appauthor=False) / 'judge_service.db'}"
 
 
 class Settings(BaseSettings):
@@ -19,8 +31,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="JS_", extra="ignore")
 
     database_url: str = Field(
-        default="sqlite:///judge_service.db",
-        description="SQLAlchemy URL. Default: a SQLite file in the working directory.",
+        default_factory=default_database_url,
+        description="SQLAlchemy URL. Default: a SQLite file in the user's data directory.",
     )
     broker_url: str | None = Field(
         default=None,

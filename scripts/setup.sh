@@ -8,8 +8,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-local}"
+
+# pip in .venv, without the "WARNING: Location '...' is ignored" line that a pip
+# configuration naming absent local indexes prints for every package looked up. Every other
+# line still reaches stderr, and pip's exit status is the function's (pipefail).
+pip() {
+  { .venv/bin/python -m pip "$@" 2>&1 1>&3 3>&- |
+    { grep -v "^WARNING: Location '.*' is ignored" || true; } >&2 3>&-; } 3>&1
+}
+
 python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip setuptools wheel
+pip install -q --upgrade pip setuptools wheel
 # llama.cpp (the local SmolLM2 judge) as a portable build, compiled once per machine and
 # kept as a wheel outside the checkout. A native build (pip's default) also uses CPU
 # features such as AMX that some virtual machines advertise but fault on: it crashed
@@ -24,10 +33,10 @@ if [ ! -f .venv/.llama-portable-$llama_version ]; then
     fi
     echo "building llama.cpp once for this machine (about 5 minutes on 2 cores)"
     CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-      .venv/bin/python -m pip wheel -q --no-deps --no-cache-dir -w "$llama_wheels" \
+      pip wheel -q --no-deps --no-cache-dir -w "$llama_wheels" \
       "llama-cpp-python==$llama_version"
   fi
-  .venv/bin/python -m pip install -q --force-reinstall --no-deps \
+  pip install -q --force-reinstall --no-deps \
     "$llama_wheels"/llama_cpp_python-$llama_version-*.whl
   touch .venv/.llama-portable-$llama_version
 fi
@@ -37,9 +46,15 @@ if [ "$what" = "all" ]; then
     (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null
   fi
   # torch first, pinned: a bare `torch` would pull a multi-GB CUDA build.
-  .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[local,train,dev]"
+  pip install -q "torch==2.13.0"
+  pip install -q -e ".[local,train,dev]"
+  # The tests install their plugin package (tests/fixtures/js_test_plugin) in a temporary
+  # folder of their own; an earlier version installed it here, where `judge-service
+  # plugins` then listed its deliberately broken plugins as failed.
+  if .venv/bin/python -m pip show -q js-test-plugin >/dev/null 2>&1; then
+    pip uninstall -q -y js-test-plugin
+  fi
 else
-  .venv/bin/python -m pip install -q -e ".[local]"
+  pip install -q -e ".[local]"
 fi
 echo "judge-service is installed in .venv ($what)"

@@ -16,7 +16,7 @@ from judge_service.api.app import create_app
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import dispose_engines, session_scope, upgrade
 from judge_service.storage.keys import create_key
-from tests.helpers import install_test_plugin
+from tests.helpers import installed_test_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -24,10 +24,21 @@ REDIS = "redis://127.0.0.1:6379"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def test_plugin_installed() -> Iterator[None]:
-    """Install the tiny out-of-tree plugin package, as a user would, for the whole session."""
-    install_test_plugin()
-    yield
+def out_of_tree_plugin() -> Iterator[Path]:
+    """The tiny out-of-tree plugin package, installed with pip as a user would, into a
+    temporary folder on the path of this session and its child processes (never .venv)."""
+    with installed_test_plugin() as site:
+        yield site
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A user data directory (``XDG_DATA_HOME``) of the session's own: a command that a test
+    runs without ``JS_DATABASE_URL`` uses a default database there, never the user's."""
+    home = tmp_path_factory.mktemp("data-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(home))
+        yield home
 
 
 @pytest.fixture(scope="session")

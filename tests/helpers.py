@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -23,25 +26,51 @@ DEV_SPLIT = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 TEST_PLUGIN = Path(__file__).resolve().parent / "fixtures" / "js_test_plugin"
 
 
-def install_test_plugin() -> None:
-    """Install the tests' out-of-tree plugin package (a 50 ms judge, failing ones) into this
-    environment, as a user installs a third-party plugin. The benchmarks use it too."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            str(TEST_PLUGIN),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    importlib.invalidate_caches()
+@contextlib.contextmanager
+def installed_test_plugin() -> Iterator[Path]:
+    """The tests' out-of-tree plugin package (a 50 ms judge, failing ones), installed with
+    pip as a user installs a third-party plugin, but into a temporary folder that is on
+    ``sys.path`` here and on ``PYTHONPATH`` for every child process until the block ends,
+    then removed: the environment itself (the user's .venv) never holds it. The benchmarks
+    use it too. Yields the folder."""
+    saved_path, saved_env = list(sys.path), os.environ.get("PYTHONPATH")
+    with tempfile.TemporaryDirectory(prefix="js-test-plugin-") as tmp:
+        source, site = Path(tmp) / "source", Path(tmp) / "site"
+        # Built from a copy, so that no build/ or egg-info is left in the repository.
+        shutil.copytree(
+            TEST_PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--target",
+                str(site),
+                str(source),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        sys.path.append(str(site))
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), saved_env]))
+        importlib.invalidate_caches()
+        try:
+            yield site
+        finally:
+            sys.path[:] = saved_path
+            if saved_env is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = saved_env
+            for name in [m for m in sys.modules if m.split(".")[0] == "js_test_plugin"]:
+                del sys.modules[name]
+            importlib.invalidate_caches()
 
 
 def free_port() -> int:

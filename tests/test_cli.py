@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import JUDGE_SERVICE, create_key, run_cli, service_env
+from tests.helpers import JUDGE_SERVICE, Server, create_key, run_cli, service_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,11 +75,79 @@ def test_db_upgrade_works_from_any_directory(
     assert not (workdir / "judge_service.db").exists()
 
 
-def test_db_upgrade_default_database_lands_in_the_working_directory(workdir: Path) -> None:
-    run_cli("db", "upgrade", env=service_env(), cwd=workdir)
-    created = workdir / "judge_service.db"
+@pytest.fixture
+def data_home(tmp_path: Path) -> Path:
+    """An empty user data directory (``XDG_DATA_HOME``), where the default database lives."""
+    home = tmp_path / "data-home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def default_env(data_home: Path) -> dict[str, str]:
+    """No JS_DATABASE_URL: the default database, in ``data_home``."""
+    env = service_env(XDG_DATA_HOME=str(data_home))
+    assert "JS_DATABASE_URL" not in env
+    return env
+
+
+def test_the_default_database_lives_in_the_user_data_directory(
+    default_env: dict[str, str], data_home: Path, workdir: Path
+) -> None:
+    """A newcomer's first commands, from any directory: nothing lands in the working one."""
+    upgraded = run_cli("db", "upgrade", env=default_env, cwd=workdir)
+    created = data_home / "judge-service" / "judge_service.db"
     assert created.exists()
+    assert str(created) in upgraded
     assert "api_keys" in tables(created)
+    listed = run_cli("rubrics", "list", env=default_env, cwd=workdir)
+    assert "customer-refund@1" in listed
+    create_key("admin", env=default_env, cwd=workdir)
+    assert list(workdir.iterdir()) == [], "a command wrote into the working directory"
+    # Another directory reaches the same database.
+    elsewhere = workdir.parent / "another"
+    elsewhere.mkdir()
+    assert run_cli("rubrics", "list", env=default_env, cwd=elsewhere) == listed
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_js_database_url_still_overrides_the_default(
+    env: dict[str, str], data_home: Path, workdir: Path, db_path: Path
+) -> None:
+    run_cli("db", "upgrade", env={**env, "XDG_DATA_HOME": str(data_home)}, cwd=workdir)
+    assert "api_keys" in tables(db_path)
+    assert list(data_home.iterdir()) == []
+
+
+def test_a_command_before_db_upgrade_says_what_to_run(
+    default_env: dict[str, str], data_home: Path, workdir: Path
+) -> None:
+    """Not an SQL error about a missing table, and no empty database left behind."""
+    for args in (("rubrics", "list"), ("keys", "create", "--role", "admin")):
+        done = run_raw(*args, env=default_env, cwd=workdir)
+        assert done.returncode == 1, done.stderr
+        assert "judge-service db upgrade" in done.stderr
+        assert "Traceback" not in done.stderr and "OperationalError" not in done.stderr
+        assert "js_" not in done.stdout
+    assert list(data_home.iterdir()) == [] and list(workdir.iterdir()) == []
+
+
+def test_serve_names_its_database_first_and_has_the_shipped_rubrics(
+    default_env: dict[str, str], data_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """An embedded ``serve`` on a new machine migrates the default database and imports the
+    shipped rubrics; its first log line says where the database is."""
+    server = Server(env=default_env, cwd=workdir, log=tmp_path / "serve.log")
+    try:
+        first = server.log_path.read_text().splitlines()[0]
+        listed = run_cli("rubrics", "list", env=default_env, cwd=workdir)
+    finally:
+        server.kill()
+    assert str(data_home / "judge-service" / "judge_service.db") in first, first
+    assert "database" in first
+    for name in ("customer-refund", "research-report", "travel-booking"):
+        assert f"{name}@1" in listed
+    assert list(workdir.iterdir()) == []
 
 
 # --- keys create -------------------------------------------------------------------------

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import os
+import sys
+from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +91,27 @@ def test_out_of_tree_plugin_is_discovered_with_its_distribution() -> None:
     aggregator = registry.create("aggregators", "first")
     assert isinstance(aggregator, Aggregator)
     assert describe()[("aggregators", "first")].distribution == TEST_DIST
+
+
+def test_the_test_plugin_stays_out_of_the_environment(
+    out_of_tree_plugin: Path, tmp_path: Path
+) -> None:
+    """It is installed for the session only, in a temporary folder: a user's own
+    `judge-service plugins` (no such folder on its path) lists no test plugin, none failed."""
+    found = [Path(d.locate_file("")).resolve() for d in distributions(name=TEST_DIST)]
+    assert found == [out_of_tree_plugin.resolve()], (
+        f"{TEST_DIST} is installed in {found}: a leftover of an older test run "
+        "(`bash scripts/setup.sh all` removes it)"
+    )
+    assert not out_of_tree_plugin.resolve().is_relative_to(Path(sys.prefix).resolve())
+    env = service_env()
+    paths = env.get("PYTHONPATH", "").split(os.pathsep)
+    assert str(out_of_tree_plugin) in paths  # the session's child processes see it
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p != str(out_of_tree_plugin))
+    out = run_cli("plugins", env=env, cwd=tmp_path)
+    assert "reference_match" in out
+    assert TEST_DIST not in out and "slow_constant" not in out
+    assert "failed" not in out, out
 
 
 @pytest.mark.parametrize("name", BROKEN)

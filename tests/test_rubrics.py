@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from judge_service import rubric_files
 from judge_service.api.app import create_app
 from judge_service.settings import get_settings
-from judge_service.storage import rubrics
-from judge_service.storage.db import session_scope
+from judge_service.storage import audit, rubrics
+from judge_service.storage.db import session_scope, upgrade
 from tests.conftest import make_key
 from tests.helpers import JUDGE_SERVICE, run_cli, service_env
 from tests.review_support import RUBRIC
@@ -96,6 +96,65 @@ def test_cli_import_of_a_bad_file_imports_nothing(tmp_path: Path, sqlite_url: st
     )
     assert done.returncode == 2 and "b.yaml" in done.stderr
     assert "refund-desk" not in run_cli("rubrics", "list", env=env, cwd=tmp_path)
+
+
+# --- the shipped rubrics, brought by `db upgrade` ----------------------------------------
+
+
+def audit_actions(url: str) -> list[str]:
+    with session_scope(url) as session:
+        return [row.action for row in audit.entries(session=session, limit=1000)]
+
+
+def test_db_upgrade_imports_the_shipped_rubrics_once(tmp_path: Path, database_url: str):
+    """On a fresh database `db upgrade` adds every seed as version 1; again, nothing."""
+    env = service_env(JS_DATABASE_URL=database_url)
+    out = run_cli("db", "upgrade", env=env, cwd=tmp_path)
+    for name in SEEDS:
+        assert f"imported the shipped rubric {name}@1" in out
+    listed = run_cli("rubrics", "list", env=env, cwd=tmp_path)
+    assert {line.split("\t")[0] for line in listed.splitlines()} == {f"{n}@1" for n in SEEDS}
+    with session_scope(database_url) as session:
+        refund = rubrics.get_version(session=session, name="customer-refund")
+        assert refund is not None and refund.created_by == "db-upgrade"
+        seed = next(f for f in rubric_files.load() if f.rubric.name == "customer-refund")
+        assert [c["id"] for c in refund.criteria] == [c.id for c in seed.rubric.criteria]
+    actions = audit_actions(database_url)
+    assert actions.count("rubric.created") == len(SEEDS)
+
+    again = run_cli("db", "upgrade", env=env, cwd=tmp_path)
+    assert "imported" not in again
+    assert run_cli("rubrics", "list", env=env, cwd=tmp_path) == listed
+    assert audit_actions(database_url) == actions
+
+
+def test_db_upgrade_never_touches_a_rubric_that_exists(tmp_path: Path, sqlite_url: str):
+    """A user's own `customer-refund` (version 1 from their file, then an edited version 2)
+    stays as it is; only the seeds the database lacks are added."""
+    env = service_env(JS_DATABASE_URL=sqlite_url)
+    upgrade(sqlite_url)  # the schema alone, no seeds
+    mine = {**RUBRIC, "name": "customer-refund"}
+    (tmp_path / "refund.yaml").write_text(yaml.safe_dump(mine), encoding="utf-8")
+    run_cli("rubrics", "import", str(tmp_path / "refund.yaml"), env=env, cwd=tmp_path)
+    extra = {"id": "apologises", "text": "Did the agent apologise?", "weight": 0.5}
+    edited = {**mine, "criteria": [*mine["criteria"], extra]}
+    (tmp_path / "refund.yaml").write_text(yaml.safe_dump(edited), encoding="utf-8")
+    assert "customer-refund@2\tupdated" in run_cli(
+        "rubrics", "import", str(tmp_path / "refund.yaml"), env=env, cwd=tmp_path
+    )
+
+    for _ in range(2):
+        out = run_cli("db", "upgrade", env=env, cwd=tmp_path)
+        assert "customer-refund" not in out
+        with session_scope(sqlite_url) as session:
+            versions = rubrics.list_versions(session=session, name="customer-refund")
+            assert [v.version for v in versions] == [1, 2]
+            active = rubrics.get_version(session=session, name="customer-refund")
+            assert active is not None and active.version == 2
+            assert [c["id"] for c in active.criteria][-1] == "apologises"
+            assert all(v.created_by == "cli" for v in versions)
+            for name in SEEDS - {"customer-refund"}:
+                assert [v.version for v in rubrics.list_versions(session=session, name=name)] == [1]
 
 
 @pytest.fixture

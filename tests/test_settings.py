@@ -93,15 +93,17 @@ def test_defaults(clean_env: pytest.MonkeyPatch) -> None:
     assert settings.default_timeout_s == 120
 
 
-def test_default_database_is_a_sqlite_file_in_the_working_directory(
-    clean_env: pytest.MonkeyPatch,
+def test_default_database_is_a_sqlite_file_in_the_user_data_directory(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """Not the working directory: every command finds the same database from anywhere."""
+    clean_env.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     url = get_settings().database_url
-    assert url.startswith("sqlite:///")
-    path = url.removeprefix("sqlite:///")
-    assert path and not path.startswith("/"), f"{url} is not relative to the working directory"
-    assert PurePosixPath(path).parent == PurePosixPath("."), f"{url} is not in the working dir"
-    assert path != ":memory:"
+    assert url == f"sqlite:///{tmp_path / 'data' / 'judge-service' / 'judge_service.db'}"
+    assert PurePosixPath(url.removeprefix("sqlite:///")).is_absolute()
+    assert not (tmp_path / "data").exists(), "building the settings created a folder"
+    clean_env.setenv("JS_DATABASE_URL", "sqlite:////elsewhere/mine.db")
+    assert get_settings().database_url == "sqlite:////elsewhere/mine.db"
 
 
 def test_empty_broker_url_means_embedded(clean_env: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
+from judge_service.api.docs import add_docs
 from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.routes import (
     health,
@@ -134,7 +135,10 @@ def create_app(
         version="0.1.0",
         summary="Rewards for RL from LLM judge panels, rubrics and a hindsight hack audit.",
         lifespan=lifespan,
+        docs_url=None,  # /docs and /redoc come from add_docs: offline, no CDN
+        redoc_url=None,
     )
+    add_docs(app)
     app.state.settings = settings
     app.state.registry = plugins
     app.state.checked_keys = CheckedKeys(settings.key_cache_s)

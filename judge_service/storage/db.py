@@ -6,12 +6,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.resources import files
+from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 _engines: dict[str, Engine] = {}
@@ -28,12 +29,37 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL; None for other databases and in-memory ones."""
+    parsed = make_url(url)
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:"):  # a URI (uri=true): SQLite reads it, not us
+        return None
+    return Path(database)
+
+
+def describe_url(url: str) -> str:
+    """The URL for a log line: the file of a SQLite database, the password hidden otherwise."""
+    path = sqlite_path(url)
+    if path is not None:
+        return f"SQLite file {path.absolute()}"
+    return make_url(url).render_as_string(hide_password=True)
+
+
 def get_engine(url: str) -> Engine:
-    """The process-wide engine for ``url``, created on first use."""
+    """The process-wide engine for ``url``, created on first use.
+
+    A SQLite file's folder is made if missing (the default one lives in the user's data
+    directory, which may not exist yet on a new machine)."""
     with _lock:
         engine = _engines.get(url)
         if engine is None:
             if url.startswith("sqlite"):
+                path = sqlite_path(url)
+                if path is not None:
+                    path.parent.mkdir(parents=True, exist_ok=True)
                 engine = create_engine(
                     url, connect_args={"check_same_thread": False, "timeout": 30}
                 )
@@ -91,3 +117,16 @@ def schema_is_current(url: str) -> bool:
     head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
     with get_engine(url).connect() as connection:
         return MigrationContext.configure(connection).get_current_revision() == head
+
+
+def schema_problem(url: str) -> str | None:
+    """Why the database at ``url`` cannot be used yet, or None when its schema is at head.
+
+    A missing SQLite file is reported without opening it, which would leave an empty
+    database behind."""
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        return f"there is no database yet at {path.absolute()}"
+    if not schema_is_current(url):
+        return f"the database is not at the newest schema ({describe_url(url)})"
+    return None

@@ -1,0 +1,62 @@
+"""Loading rubric files into the database: ``rubrics import``, and the shipped seeds that
+``db upgrade`` (and so an embedded ``serve``) adds to a database that lacks them.
+
+The seeds are added only under names the database does not know yet: a rubric that exists,
+edited through reviews or imported from the user's own file, is never touched by an upgrade.
+Newer seed content reaches an existing rubric only through an explicit ``rubrics import``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from judge_service.rubric_files import RubricFile, load
+from judge_service.storage import audit, rubrics
+from judge_service.storage.db import session_scope
+
+
+@dataclass(frozen=True)
+class Imported:
+    ref: str
+    action: str  # created, updated, unchanged
+    source: str
+
+
+def import_files(*, session: Session, loaded: list[RubricFile], actor: str) -> list[Imported]:
+    """Each file as a version (see :func:`judge_service.storage.rubrics.import_rubric`),
+    with an audit record for every version written."""
+    done = []
+    for item in loaded:
+        spec = item.rubric.model_dump(mode="json")
+        row, action = rubrics.import_rubric(
+            session=session,
+            name=spec["name"],
+            description=spec["description"],
+            criteria=spec["criteria"],
+            prompts=spec["prompts"],
+            penalty=spec.get("penalty"),
+            created_by=actor,
+            source=f"file:{item.source}",
+        )
+        if action != "unchanged":
+            audit.record(
+                session=session,
+                actor=actor,
+                action=f"rubric.{action}",
+                target=row.ref,
+                detail={"source": item.source, "criteria": len(spec["criteria"])},
+            )
+        done.append(Imported(row.ref, action, item.source))
+    return done
+
+
+def seed_missing(database_url: str) -> list[Imported]:
+    """Import the shipped seed rubrics whose names the database does not have (version 1).
+
+    Run after the schema is at head. Running it again changes nothing."""
+    seeds = load()
+    with session_scope(database_url) as session:
+        missing = [s for s in seeds if not rubrics.exists(session=session, name=s.rubric.name)]
+        return import_files(session=session, loaded=missing, actor="db-upgrade")
