@@ -2,6 +2,8 @@
 
 By default every installed detector that calls no model runs. The LLM hindsight
 detector runs only when a request or ``JS_HINDSIGHT_JUDGES`` names its models.
+The API and ``judge-service score`` both resolve a batch's audit with
+:func:`audit_plan`, so a file scored offline is audited as the API would audit it.
 """
 
 from __future__ import annotations
@@ -56,6 +58,27 @@ def hindsight_models(requested: list[Any] | None, *, settings: Settings) -> list
     if not specs:
         return None
     return [s if isinstance(s, dict) else {"name": s} for s in specs]
+
+
+def audit_plan(
+    detectors: list[str] | None = None,
+    hindsight: list[Any] | None = None,
+    penalty: str | None = None,
+    *,
+    settings: Settings,
+    registry: Registry,
+) -> dict[str, Any]:
+    """The audit part of a batch plan: detector names, hindsight models and penalty policy.
+
+    Each argument is what the request (or its rubric, for the penalty) asked for; None
+    takes the service's default (``JS_DETECTORS``, ``JS_HINDSIGHT_JUDGES``,
+    ``JS_PENALTY_POLICY``).
+    """
+    return {
+        "detectors": resolve_detectors(detectors, settings=settings, registry=registry),
+        "hindsight": hindsight_models(hindsight, settings=settings),
+        "penalty": penalty or settings.penalty_policy,
+    }
 
 
 def build_detectors(

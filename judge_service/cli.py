@@ -199,8 +199,16 @@ def score(
     judge: Annotated[list[str] | None, typer.Option(help="Judge spec; repeat for a panel")] = None,
     aggregator: str | None = None,
     timeout_s: float = 600.0,
+    audit: Annotated[
+        bool,
+        typer.Option(
+            "--audit/--no-audit",
+            help="Run the default detectors and JS_PENALTY_POLICY after the judges, as the API",
+        ),
+    ] = True,
 ) -> None:
-    """Score a JSONL file through the same pipeline, with a progress bar and a summary."""
+    """Score a JSONL file through the API's pipeline (judges, then the hindsight audit and
+    its penalty), with a progress bar and a summary that counts flagged samples."""
     from judge_service.worker.offline import score_file
 
     settings = get_settings()
@@ -215,6 +223,7 @@ def score(
             judges=judge,
             aggregator=aggregator,
             timeout_s=timeout_s,
+            audit=audit,
         )
     except JudgeServiceError as exc:
         typer.echo(f"error: {exc.message}", err=True)

@@ -98,6 +98,96 @@ async def test_reference_match_rejects_wrong_answers(completion: str, reference:
     assert await score("reference_match", completion, reference) == 0.0
 
 
+# The whole-phrase rule (plugins/judges/reference_match.py): a short answer that states the
+# reference once passes; enumerations, hedges between candidates, denials, longer names and
+# substrings fail.
+@pytest.mark.parametrize(
+    ("completion", "reference"),
+    [
+        ("The capital of France is Paris.", "Paris"),
+        ("It's Paris.", "paris"),
+        ("Yes, Paris, of course.", "Paris"),
+        ("I checked every source.\nThe capital is Paris.", "Paris"),
+        ("It is in New York, I believe.", "New York"),
+        ("42.", "42"),
+        ("**42**", "42"),
+        (r"\boxed{42}", "42"),
+        ("42.0", "42"),
+        ("The total comes to 1,234.", "1234"),
+        ("6 x 7 = 42", "42"),
+        ("So the result is **42**.", "42"),
+        ("It costs $42.", "42"),
+        (
+            "I looked at Lyon, Nice and Marseille first. After a long comparison of every "
+            "candidate, the choice became clear. It is Paris.",
+            "Paris",
+        ),
+        (
+            "After comparing the populations, the histories and the seats of government of "
+            "every large French city, the capital is **Paris** without any doubt.",
+            "Paris",
+        ),
+    ],
+)
+async def test_reference_match_accepts_a_short_answer_that_states_the_reference(
+    completion: str, reference: str
+) -> None:
+    assert await score("reference_match", completion, reference) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference"),
+    [
+        ("Paris, Lyon or Nice", "Paris"),
+        ("Paris, Lyon, Nice", "Paris"),
+        ("Either Paris or Lyon.", "Paris"),
+        ("Paris, maybe Lyon.", "Paris"),
+        ("I think it's Paris, but it might be Lyon.", "Paris"),
+        ("Paris and Lyon", "Paris"),
+        ("Paris/Lyon", "Paris"),
+        ("It is not Paris.", "Paris"),
+        ("Paris Hilton", "Paris"),
+        ("The capital is Paris Lyon Nice", "Paris"),
+        ("Paris is the capital, and Paris is lovely.", "Paris"),
+        ("1425", "42"),
+        ("The code is 1425.", "42"),
+        ("It's 42, not 41", "42"),
+        ("42 or 43", "42"),
+        ("41 42 43", "42"),
+        (
+            "France has many large cities: Marseille, Lyon, Toulouse, Nice, Paris and "
+            "Bordeaux are among them, each with its own history.",
+            "Paris",
+        ),
+        (
+            "The largest cities of France are easy to name if you think about it for a while "
+            "and Paris is one of them.",
+            "Paris",
+        ),
+        (
+            "There are several bold guesses here, from **Paris** to plenty of other cities "
+            "in France, or perhaps somewhere else entirely.",
+            "Paris",
+        ),
+    ],
+)
+async def test_reference_match_rejects_mentions_among_others_hedges_and_substrings(
+    completion: str, reference: str
+) -> None:
+    assert await score("reference_match", completion, reference) == 0.0
+
+
+async def test_reference_match_says_why_it_rejects() -> None:
+    result = await judge("reference_match").score(
+        sample("Paris, Lyon or Nice", "Paris"), JudgeContext()
+    )
+    assert result.score == 0.0 and "alternatives" in result.rationale
+    result = await judge("reference_match").score(
+        sample("The capital of France is Paris.", "Paris"), JudgeContext()
+    )
+    assert result.score == 1.0 and "states" in result.rationale
+
+
 async def test_reference_match_uses_the_last_boxed_answer() -> None:
     text = r"First guess \boxed{41}, on reflection \boxed{42}"
     assert await score("reference_match", text, "42") == 1.0

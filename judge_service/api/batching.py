@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from judge_service import wire
 from judge_service.api import answers
 from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
-from judge_service.auditors import hindsight_models, resolve_detectors
+from judge_service.auditors import audit_plan
 from judge_service.domain import Sample
 from judge_service.errors import (
     Conflict,
@@ -79,20 +79,21 @@ def resolve_plan(
     ]
     aggregator = request.aggregator or settings.default_aggregator
     build_panel(specs, registry=registry, aggregator=aggregator, quorum=request.quorum)
+    hindsight = [
+        s if isinstance(s, str) else s.model_dump(mode="json")
+        for s in request.hindsight_judges or []
+    ]
     plan: dict[str, Any] = {
         "judges": specs,
         "aggregator": aggregator,
         "quorum": request.quorum,
-        "detectors": resolve_detectors(request.detectors, settings=settings, registry=registry),
-        "hindsight": hindsight_models(
-            [
-                s if isinstance(s, str) else s.model_dump(mode="json")
-                for s in request.hindsight_judges or []
-            ]
-            or None,
+        **audit_plan(
+            request.detectors,
+            hindsight or None,
+            request.penalty or (rubric or {}).get("penalty"),
             settings=settings,
+            registry=registry,
         ),
-        "penalty": request.penalty or (rubric or {}).get("penalty") or settings.penalty_policy,
     }
     if rubric is not None:
         plan["rubric"] = rubric

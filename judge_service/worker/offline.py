@@ -1,5 +1,8 @@
 """``judge-service score``: a JSONL file through the same pipeline, without the API.
 
+The plan is resolved and built as the API and the worker do it (:func:`audit_plan`,
+:func:`build_plan`): the default panel, every default detector, the known-hack
+corpus of the service's database when there is one, and ``JS_PENALTY_POLICY``.
 Results are written in input order, one line per input line. A line that is not
 a valid sample gets a masked ``bad_sample`` result naming the problem.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,15 +20,22 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from judge_service import wire
+from judge_service.auditors import audit_plan
 from judge_service.domain import Outcome, Sample
-from judge_service.local_model import LOCAL_JUDGE_NAME, local_judge
-from judge_service.panels import build_panel, normalise_spec
-from judge_service.pipeline.evaluate import Plan, evaluate_batch
+from judge_service.local_model import LOCAL_JUDGE_NAME
+from judge_service.panels import normalise_spec
+from judge_service.pipeline.auditing import FLAG_THRESHOLD
+from judge_service.pipeline.evaluate import Plan, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.worker.tasks import llm_options
+from judge_service.storage.db import schema_is_current
+from judge_service.worker.tasks import build_plan, known_hack_texts
+
+log = logging.getLogger(__name__)
 
 
 def _read(path: Path) -> list[Sample | Outcome]:
@@ -44,19 +55,83 @@ def _read(path: Path) -> list[Sample | Outcome]:
     return items
 
 
-def _summary(outcomes: list[Outcome], seconds: float) -> Table:
+def _summary(outcomes: list[Outcome], seconds: float, audit: str) -> Table:
     valid = [o.reward for o in outcomes if o.valid and o.reward is not None]
     kinds = Counter(o.failure_kind for o in outcomes if not o.valid)
-    table = Table("samples", "valid", "masked", "mean reward", "failures", "seconds")
+    flagged = sum(o.hack_score >= FLAG_THRESHOLD for o in outcomes)
+    table = Table(
+        "samples", "valid", "masked", "flagged", "mean reward", "failures", "seconds",
+        caption=audit,
+    )  # fmt: skip
     table.add_row(
         str(len(outcomes)),
         str(len(valid)),
         str(len(outcomes) - len(valid)),
+        str(flagged),
         f"{sum(valid) / len(valid):.3f}" if valid else "-",
         ", ".join(f"{k}: {n}" for k, n in kinds.items()) or "-",
         f"{seconds:.1f}",
     )
     return table
+
+
+def _known_hacks(settings: Settings) -> list[str]:
+    """The service database's confirmed hacks, as the worker reads them; none when that
+    database is not set up (``score`` never creates one)."""
+    url = make_url(settings.database_url)
+    if url.get_backend_name() == "sqlite" and not (url.database and Path(url.database).is_file()):
+        return []
+    try:
+        if not schema_is_current(settings.database_url):
+            return []
+        return known_hack_texts(settings)
+    except SQLAlchemyError as exc:
+        log.warning("no known-hack corpus: the database cannot be read (%s)", exc)
+        return []
+
+
+def _plan(
+    samples: list[Sample],
+    *,
+    settings: Settings,
+    judges: list[str] | None,
+    aggregator: str | None,
+    audit: bool,
+    deadline: float,
+) -> Plan:
+    """The plan the API would store for this file as one batch, built as the worker builds it."""
+    registry = Registry()
+    specs = [
+        normalise_spec(json.loads(j) if isinstance(j, str) and j.startswith("{") else j)
+        for j in (judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME])
+    ]
+    batch_plan = {
+        "judges": specs,
+        "aggregator": aggregator or settings.default_aggregator,
+        **(
+            audit_plan(settings=settings, registry=registry)
+            if audit
+            else {"detectors": [], "hindsight": None}
+        ),
+    }
+    wanted = audit and bool(batch_plan["detectors"] or batch_plan["hindsight"])
+    return build_plan(
+        batch_plan,
+        registry=registry,
+        settings=settings,
+        deadline=deadline,
+        known_hacks=_known_hacks(settings) if wanted else [],
+        run_stats=lambda: {"run_id": None, "step": None, **batch_stats(samples)},
+    )
+
+
+def _describe_audit(plan: Plan, penalty: str) -> str:
+    if not plan.detectors:
+        return "audit off"
+    return (
+        f"audit: {len(plan.detectors)} detectors, penalty {penalty}; "
+        f"flagged = hack_score >= {FLAG_THRESHOLD}"
+    )
 
 
 def score_file(
@@ -67,28 +142,25 @@ def score_file(
     judges: list[str] | None,
     aggregator: str | None,
     timeout_s: float,
+    audit: bool = True,
     console: Console | None = None,
 ) -> list[Outcome]:
-    """Score every line of ``infile`` and write ``out``; returns the outcomes in order."""
+    """Score every line of ``infile`` and write ``out``; returns the outcomes in order.
+
+    With ``audit`` (the default) the samples go through the default detectors and
+    penalty policy, as a batch sent to the API without ``detectors`` or ``penalty``.
+    """
     console = console or Console()
     items = _read(infile)
-    specs = [
-        normalise_spec(json.loads(j) if isinstance(j, str) and j.startswith("{") else j)
-        for j in (judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME])
-    ]
-    panel = build_panel(
-        specs,
-        registry=Registry(),
-        aggregator=aggregator or settings.default_aggregator,
-        llm_options=llm_options(settings),
-        local=lambda: local_judge(settings),
-    )
+    samples = [s for s in items if isinstance(s, Sample)]
     started = time.monotonic()
-    plan = Plan(
-        panel=panel,
-        deadline=started + timeout_s,
-        concurrency=settings.sample_concurrency,
+    plan = _plan(
+        samples,
         settings=settings,
+        judges=judges,
+        aggregator=aggregator,
+        audit=audit,
+        deadline=started + timeout_s,
     )
     outcomes: list[Outcome | None] = [i if isinstance(i, Outcome) else None for i in items]
     todo = [(i, s) for i, s in enumerate(items) if isinstance(s, Sample)]
@@ -107,5 +179,6 @@ def score_file(
         for outcome in finished:
             result = wire.SampleResult.model_validate(outcome.model_dump())
             handle.write(result.model_dump_json() + "\n")
-    console.print(_summary(finished, time.monotonic() - started))
+    described = _describe_audit(plan, settings.penalty_policy)
+    console.print(_summary(finished, time.monotonic() - started, described))
     return finished

@@ -64,7 +64,7 @@ class BatchWork:
     on_judging: Callable[[], None] | None = None  # called once the judge calls are under way
 
 
-def _known_hack_texts(settings: Settings) -> list[str]:
+def known_hack_texts(settings: Settings) -> list[str]:
     """Transcripts of confirmed hacks, for the known-hack detector."""
     if settings.known_hacks_limit == 0:
         return []
@@ -79,7 +79,7 @@ def _known_hack_texts(settings: Settings) -> list[str]:
     return texts
 
 
-def _plan(
+def build_plan(
     batch_plan: dict,
     *,
     registry: Registry,
@@ -88,8 +88,9 @@ def _plan(
     known_hacks: list[str],
     run_stats: Callable[[], dict] = dict,
 ) -> Plan:
-    """The batch's scoring plan. ``run_stats`` is called only when the plan has detectors
-    (they are its only readers, and it reads every sample's transcript)."""
+    """The batch's scoring plan (the worker's, and ``judge-service score``'s). ``run_stats``
+    is called only when the plan has detectors (they are its only readers, and it reads
+    every sample's transcript)."""
     panel = build_panel(
         batch_plan["judges"],
         registry=registry,
@@ -188,7 +189,7 @@ async def score_work(
         return {"run_id": work.run_id, "step": work.step, **batch_stats(work.samples)}
 
     def plan_factory() -> Plan:
-        return _plan(
+        return build_plan(
             work.plan,
             registry=registry,
             settings=settings,
@@ -204,7 +205,7 @@ async def score_work(
 
 def known_hacks_for(work: BatchWork, settings: Settings) -> list[str]:
     """The known-hack corpus, read only when the batch runs detectors."""
-    return _known_hack_texts(settings) if work.plan.get("detectors") else []
+    return known_hack_texts(settings) if work.plan.get("detectors") else []
 
 
 def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:

@@ -1,18 +1,17 @@
-"""Final-answer extraction and normalisation shared by the deterministic judges."""
+"""Final-answer extraction shared by the deterministic judges."""
 
 from __future__ import annotations
 
 import re
-import string
-import unicodedata
 
 _BOXED = re.compile(r"\\boxed\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
 _MARKERS = re.compile(
     r"\b(?:final answer|the answer is|answer)\b\s*(?:is)?\s*[:=]?\s*(.+)", re.IGNORECASE
 )
 _HASHES = re.compile(r"####\s*(.+)")
+_BOLD = re.compile(r"\*\*([^*\n]+?)\*\*|__([^_\n]+?)__")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
 def final_answer(text: str) -> str:
@@ -32,13 +31,16 @@ def final_answer(text: str) -> str:
     return lines[-1].strip()
 
 
-def normalise(text: str) -> str:
-    """Case, punctuation, articles and spacing removed (accents kept): 'The Paris.' -> 'paris'."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(ch for ch in text if ch not in string.punctuation or ch in "-.")
-    text = text.strip(" .")
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
+def bold_answer(text: str) -> str | None:
+    """The one ``**bold**`` (or ``__bold__``) span of ``text``; None when it has none or several."""
+    spans = _BOLD.findall(text)
+    return "".join(spans[0]).strip() if len(spans) == 1 else None
+
+
+def last_sentence(text: str) -> str:
+    """The last sentence of ``text`` ("I checked. It is Paris." -> "It is Paris.")."""
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    return sentences[-1].strip() if sentences else ""
 
 
 def last_number(text: str) -> float | None:
