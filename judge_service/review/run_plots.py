@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,11 @@ ALARM_LABEL = {
     "reward_up_hacks_up": "alarm: reward up, hacks up",
     "reward_up_agreement_down": "alarm: reward up, agreement down",
 }
+MARGINS = {"left": 0.11, "right": 0.985, "top": 0.97, "bottom": 0.16}
+MARKERS_UP_TO = 60  # points per series drawn with a marker; a long run is a plain line
+#: rcParams are process-wide and ``rc_context`` sets them for the duration of a draw, so two
+#: pages drawn at once in the API's thread pool would mix their settings: one draw at a time.
+_DRAWING = threading.Lock()
 NO_METADATA = ("Creator", "Date", "Format", "Type")  # no date, no links to matplotlib.org
 STYLE = {
     "svg.fonttype": "none",
@@ -82,9 +88,9 @@ def _draw(
     last_step: float,
 ) -> str:
     """One figure; ``alarms`` are ``(kind, series key)`` marked at the latest step."""
-    with rc_context({**STYLE, "svg.hashsalt": name}):
-        figure = Figure(figsize=(5.4, 2.7), layout="constrained")
-        axes: Axes = figure.subplots()
+    with _DRAWING, rc_context({**STYLE, "svg.hashsalt": name}):
+        figure = Figure(figsize=(5.4, 2.7))
+        axes: Axes = figure.subplots(gridspec_kw=MARGINS)  # fixed: a layout engine doubles the time
         drawn: dict[str, list[tuple[float, float]]] = {}
         for s in series:
             if not s.points:
@@ -96,7 +102,7 @@ def _draw(
                 color=s.colour,
                 linewidth=s.width,
                 linestyle="--" if s.dashed else "-",
-                marker="o",
+                marker="o" if len(s.points) <= MARKERS_UP_TO else None,
                 markersize=3.5,
                 label=s.label,
                 zorder=3 if s.on_top else 2,
