@@ -15,6 +15,7 @@ import typer
 
 from judge_service.cli_common import ready_settings
 from judge_service.cli_detectors import audit_command, detectors_app
+from judge_service.cli_report import report_command
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
 
@@ -26,6 +27,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(detectors_app, name="detectors")
 app.command("audit")(audit_command)
 app.add_typer(rubrics_app, name="rubrics")
+app.command("report")(report_command)
 log = logging.getLogger("judge_service")
 
 

@@ -25,7 +25,7 @@ from judge_service.api.routes import (
     rubrics,
     runs,
 )
-from judge_service.api.web import pages
+from judge_service.api.web import pages, run_pages
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
 from judge_service.settings import Settings
@@ -147,6 +147,17 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
-    for module in (health, rewards, keys, openrlhf, rubrics, review, judges, runs, pages):
+    for module in (
+        health,
+        rewards,
+        keys,
+        openrlhf,
+        rubrics,
+        review,
+        judges,
+        runs,
+        pages,
+        run_pages,
+    ):
         app.include_router(module.router)
     return app

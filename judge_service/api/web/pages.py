@@ -38,8 +38,13 @@ def _templates() -> jinja2.Environment:
     return jinja2.Environment(loader=loader, autoescape=jinja2.select_autoescape(["html"]))
 
 
+def render_text(name: str, **context: Any) -> str:
+    """A page as text: the routes answer it, ``judge-service report`` writes it to a file."""
+    return _templates().get_template(name).render(**context)
+
+
 def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    return HTMLResponse(_templates().get_template(name).render(**context), status_code=status)
+    return HTMLResponse(render_text(name, **context), status_code=status)
 
 
 async def form_data(request: Request) -> dict[str, str]:
@@ -69,6 +74,24 @@ def viewer(request: Request, session: SessionDep) -> Viewer:
     return Viewer(row, presented if by_cookie else None)
 
 
+def refusal(who: Viewer, *, next_path: str, status: int = 401) -> HTMLResponse | None:
+    """The sign-in form for a visitor who may not see a page (None when they may): ``status``
+    without a key, 403 for a key whose role may not review; signing in comes back here."""
+    if who.key is None:
+        return render("login.html", status=status, error=who.problem, next=next_path)
+    if who.key.role not in REVIEWERS:
+        message = f"A {who.key.role} key cannot review. Sign in with a reviewer or admin key."
+        return render("login.html", status=403, error=message, next=next_path)
+    return None
+
+
+def _local(path: str | None) -> str | None:
+    """A path on this site's pages to go back to after signing in (never another host)."""
+    if path and path.startswith(("/review", "/runs")) and "//" not in path and "\\" not in path:
+        return path
+    return None
+
+
 def _back(**note: str) -> RedirectResponse:
     return RedirectResponse(f"/review?{urlencode(note)}", status_code=303)
 
@@ -96,11 +119,9 @@ def review_page(
 ) -> HTMLResponse:
     """The pending items with their evidence, the rubrics, recent rollouts to label."""
     who = viewer(request, session)
-    if who.key is None:
-        return render("login.html", error=who.problem)
-    if who.key.role not in REVIEWERS:
-        message = f"A {who.key.role} key cannot review. Sign in with a reviewer or admin key."
-        return render("login.html", status=403, error=message)
+    refused = refusal(who, next_path="/review", status=200)
+    if refused is not None:
+        return refused
     kinds = ("rubric_item", "hack_finding", "disagreement")
     items = review.list_items(session=session, kind=kind if kind in kinds else None, limit=50)
     rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10)
@@ -125,14 +146,20 @@ def review_page(
 def sign_in(session: SessionDep, request: Request, form: FormDep) -> Response:
     """Trade a reviewer or admin key for a session cookie."""
     row = find_key(session=session, key=form.get("key", "").strip())
+    back_to = _local(form.get("next"))
     if row is None:
-        return render("login.html", status=401, error="That key is unknown or revoked.")
+        error = "That key is unknown or revoked."
+        return render("login.html", status=401, error=error, next=back_to)
     if row.role not in REVIEWERS:
         message = f"A {row.role} key cannot review. Use a reviewer or admin key."
-        return render("login.html", status=403, error=message)
+        return render("login.html", status=403, error=message, next=back_to)
     audit.record(session=session, actor=row.id, action="web.sign_in", target="review")
     session.commit()
-    response = _back(msg=f"Signed in as {row.name or row.id} ({row.role}).")
+    response: Response = (
+        RedirectResponse(back_to, status_code=303)
+        if back_to and back_to != "/review"
+        else _back(msg=f"Signed in as {row.name or row.id} ({row.role}).")
+    )
     response.set_cookie(
         COOKIE,
         issue(row),
@@ -142,6 +169,24 @@ def sign_in(session: SessionDep, request: Request, form: FormDep) -> Response:
         secure=request.url.scheme == "https",
     )
     return response
+
+
+@router.get("/review/items/{item_id}", response_class=HTMLResponse)
+def item_page(item_id: int, request: Request, session: SessionDep) -> HTMLResponse:
+    """One review item, pending or decided, with its evidence and decisions."""
+    who = viewer(request, session)
+    refused = refusal(who, next_path=f"/review/items/{item_id}")
+    if refused is not None:
+        return refused
+    row = review.get_item(session=session, item_id=item_id)
+    if row is None:
+        return render("missing.html", status=404, key=who.key, what=f"No review item {item_id}.")
+    return render(
+        "item.html",
+        key=who.key,
+        csrf=csrf_token(who.cookie) if who.cookie else "",
+        item=reviewing.to_wire(row),
+    )
 
 
 @router.post("/review/logout")

@@ -1,0 +1,40 @@
+"""``judge-service report RUN_ID --out report.html``: the run page, written to a file.
+
+The same renderer as ``GET /runs/{run_id}``; the file holds its plots inline, so it opens
+anywhere, offline. Its links (review items, other runs) point to ``--base-url``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judge_service.settings import get_settings
+
+
+def report_command(
+    run_id: Annotated[str, typer.Argument(help="The run_id the trainer sent with its batches")],
+    out: Annotated[Path, typer.Option("--out", dir_okay=False, help="The HTML file to write")],
+    base_url: Annotated[
+        str, typer.Option(help="The service's URL, put before the page's links")
+    ] = "",
+) -> None:
+    """Write a run's page (plots, alarms, flagged rollouts) to an HTML file."""
+    from sqlalchemy.exc import DatabaseError
+
+    from judge_service.api.web.run_view import run_page
+    from judge_service.storage.db import session_scope
+
+    try:
+        with session_scope(get_settings().database_url) as session:
+            html = run_page(session=session, run_id=run_id, link_base=base_url.rstrip("/"))
+    except DatabaseError as exc:  # no tables yet, say
+        typer.echo(f"error: cannot read the runs: {exc.orig}", err=True)
+        raise typer.Exit(2) from exc
+    if html is None:
+        typer.echo(f"error: no scored batches for run {run_id!r}", err=True)
+        raise typer.Exit(2)
+    out.write_text(html, encoding="utf-8")
+    typer.echo(f"wrote {out} ({len(html) // 1024} KB)")
