@@ -1,4 +1,4 @@
-"""The one place that calls models: litellm's async API with limits, retries, cache and cost.
+"""The one place that calls models, with limits, retries, cache and cost.
 
 Judges hand over messages and a JSON schema; :class:`ModelClient` returns the parsed verdict and
 what it cost. It bounds in-flight calls per model, times out, retries transient failures with
@@ -6,6 +6,11 @@ backoff (honouring ``retry-after``), re-asks once when the reply does not match 
 caches verdicts on what decides them (never on the rendered prompt, whose fence is random).
 Environment variables litellm reads itself (``OPENAI_API_BASE``, ``OPENAI_API_KEY`` ...) are never
 overridden: ``api_base`` is passed only when a judge names one explicitly.
+
+Two transports make the HTTP call. OpenAI-compatible endpoints (``openai/…``, and
+``hosted_vllm/…`` with a base URL) go through the lean one (:mod:`judge_service.llm_openai`:
+one pooled POST, ~10x less CPU per call than litellm); every other provider, and every call when
+``JS_OPENAI_TRANSPORT=litellm``, goes through ``litellm.acompletion``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import os
 import random
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 from judge_service.domain import CallUsage
 from judge_service.llm_cache import (
@@ -28,6 +33,7 @@ from judge_service.llm_cache import (
     loop_local,
     make_cache,
 )
+from judge_service.llm_openai import Endpoint, OpenAITransport, endpoint, price
 from judge_service.llm_output import ResponseFormatKind, parse_reply, response_format
 
 # Without this, importing litellm tries to download a price list and waits through retries.
@@ -39,6 +45,7 @@ logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, Any]]
+Transport = Literal["lean", "litellm"]
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 _REASK = "Answer again with only a JSON object that matches the required schema."
 
@@ -79,7 +86,7 @@ def retry_after_s(exc: BaseException) -> float | None:
 
 
 def _retryable(exc: BaseException) -> bool:
-    if isinstance(exc, litellm.APIConnectionError | TimeoutError):
+    if isinstance(exc, litellm.APIConnectionError | ConnectionError | TimeoutError):
         return True
     return getattr(exc, "status_code", None) in _RETRY_STATUS
 
@@ -122,17 +129,24 @@ class ModelClient:
         max_retries: int = 4,
         backoff_s: float = 0.5,
         max_backoff_s: float = 30.0,
+        transport: Transport = "lean",
     ) -> None:
         self.concurrency = concurrency
         self.cache: ResultCache = cache if cache is not None else MemoryCache()
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
+        self.transport = transport
         self._limits: LoopLocal = {}
+        self._lean = OpenAITransport()
 
     @classmethod
     def from_settings(cls, settings: Any) -> ModelClient:
-        return cls(concurrency=settings.judge_concurrency, cache=make_cache(settings.cache_url))
+        return cls(
+            concurrency=settings.judge_concurrency,
+            cache=make_cache(settings.cache_url),
+            transport=settings.openai_transport,
+        )
 
     def _limit(self, model: str, size: int | None = None) -> asyncio.Semaphore:
         """The model's in-flight limit; ``size`` (first caller wins) overrides the default."""
@@ -172,16 +186,20 @@ class ModelClient:
         if cached is not None:
             return cached, CallUsage(cache_hits=1)
         fmt = response_format(response_format_kind, schema, schema_name)
-        request = {"model": model, "response_format": fmt, **sampling}
-        explicit = {"api_base": api_base, "api_key": api_key}  # else litellm's env vars apply
-        request.update({k: v for k, v in explicit.items() if v})
+        request = {"response_format": fmt, **sampling}
+        lean = endpoint(model, api_base, api_key) if self.transport == "lean" else None
+        if lean is None:
+            request["model"] = model
+            explicit = {"api_base": api_base, "api_key": api_key}  # else litellm's env vars apply
+            request.update({k: v for k, v in explicit.items() if v})
         usage = CallUsage()
         history = list(messages)
         for attempt in range(2):  # the first answer, then one re-ask
             self._limit(model, concurrency)
-            response = await self._call(request, history, timeout, deadline, usage)
-            usage += _usage(response, free)
-            text = response.choices[0].message.content if response.choices else None
+            text, spent = await self._call(
+                model, lean, request, history, timeout, deadline, usage, free
+            )
+            usage += spent
             try:
                 verdict = parse_reply(text, schema)
             except ValueError as exc:
@@ -199,14 +217,17 @@ class ModelClient:
 
     async def _call(
         self,
+        model: str,
+        lean: Endpoint | None,
         request: dict[str, Any],
         messages: Messages,
         timeout: float,
         deadline: float | None,
         usage: CallUsage,
-    ) -> Any:
-        """One completion, retried on transient failures within ``deadline``."""
-        model = request["model"]
+        free: bool,
+    ) -> tuple[str | None, CallUsage]:
+        """One completion (its text and usage), retried on transient failures within
+        ``deadline``; through the lean transport when ``lean`` says where, else litellm."""
         timeouts = 0
         for attempt in range(self.max_retries + 1):
             try:
@@ -215,9 +236,13 @@ class ModelClient:
                 try:
                     left = _left(timeout, deadline, model, usage)
                     async with asyncio.timeout(left):
-                        return await litellm.acompletion(
+                        if lean is not None:
+                            reply = await self._lean.complete(lean, request, messages)
+                            return reply.text, _lean_usage(model, reply, free)
+                        response = await litellm.acompletion(
                             messages=messages, timeout=left, num_retries=0, max_retries=0, **request
                         )
+                        return _text(response), _usage(response, free)
                 finally:
                     self._limit(model).release()
             except ModelTimeout:
@@ -241,8 +266,9 @@ class ModelClient:
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
-        """Close the cache's pooled connections of the running loop."""
+        """Close the cache's and the transport's pooled connections of the running loop."""
         await self.cache.aclose()
+        await self._lean.aclose()
 
 
 def _left(
@@ -257,13 +283,29 @@ def _left(
     return left if timeout is None else min(timeout, left)
 
 
+def _text(response: Any) -> str | None:
+    return response.choices[0].message.content if response.choices else None
+
+
 def _usage(response: Any, free: bool) -> CallUsage:
+    """Tokens and cost of a litellm response (``free``: local, not priced)."""
     tokens = getattr(response, "usage", None)
     return CallUsage(
         judge_calls=1,
         prompt_tokens=int(getattr(tokens, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(tokens, "completion_tokens", 0) or 0),
         cost_usd=0.0 if free else _cost(response),
+    )
+
+
+def _lean_usage(model: str, reply: Any, free: bool) -> CallUsage:
+    """Tokens and cost of a lean reply, priced from litellm's map (looked up once per model)."""
+    per_prompt, per_completion = (0.0, 0.0) if free else price(model)
+    return CallUsage(
+        judge_calls=1,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=reply.prompt_tokens * per_prompt + reply.completion_tokens * per_completion,
     )
 
 
@@ -279,12 +321,12 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def get_client(settings: Any = None) -> ModelClient:
-    """The shared client for these settings (cache URL and concurrency), built on first use."""
+    """The shared client for these settings (cache, concurrency, transport), built on first use."""
     if settings is None:
         from judge_service.settings import get_settings
 
         settings = get_settings()
-    key = (settings.cache_url, settings.judge_concurrency)
+    key = (settings.cache_url, settings.judge_concurrency, settings.openai_transport)
     with _CLIENTS_LOCK:
         if key not in _CLIENTS:
             _CLIENTS[key] = ModelClient.from_settings(settings)

@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     judge_concurrency: int = Field(
         default=64, gt=0, description="Most in-flight calls per judge model."
     )
+    openai_transport: Literal["lean", "litellm"] = Field(
+        default="lean",
+        description="How openai/... and hosted_vllm/... judges with a base URL are called: "
+        "lean (one pooled HTTP POST per call) or litellm (as every other provider).",
+    )
     sample_concurrency: int = Field(
         default=256, gt=0, description="Most samples scored at once inside one batch task."
     )

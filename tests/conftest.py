@@ -78,6 +78,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+@pytest.fixture(params=["lean", "litellm"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Each test using this runs on both transports of OpenAI-compatible judges."""
+    return str(request.param)
+
+
 @pytest.fixture
 def redis_url() -> Iterator[str]:
     """A Redis database number of its own, emptied before and after.

@@ -1,5 +1,6 @@
 """The judge panel through the API: faults from a fake OpenAI-compatible server, the cache,
-deadlines, and the real local SmolLM2 judge with nothing configured."""
+deadlines, and the real local SmolLM2 judge with nothing configured. The embedded app runs on
+both transports of OpenAI-compatible judges (``transport``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from judge_service.settings import Settings, get_settings
+from judge_service.storage.db import upgrade
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, create_key, run_cli, service_env
 
@@ -17,6 +20,17 @@ SAMPLES = [
     {"id": "a", "prompt": "Summarise: the cat sat.", "completion": "A cat sat."},
     {"id": "b", "prompt": "Summarise: the dog ran.", "completion": "A dog ran."},
 ]
+
+
+@pytest.fixture
+def embedded_settings(sqlite_url: str, transport: str) -> Settings:
+    """The conftest's embedded settings, on each transport in turn: every fault here runs on
+    both the lean transport and litellm."""
+    settings = get_settings(
+        database_url=sqlite_url, broker_url=None, cache_url=None, openai_transport=transport
+    )
+    upgrade(settings.database_url)
+    return settings
 
 
 def judge(fake: FakeOpenAIServer, model: str, **options: object) -> dict:

@@ -155,23 +155,27 @@ async def test_chat_completion_with_tool_calls_is_judged(fake: FakeOpenAIServer)
     assert "tool lookup" in text and "refund is approved" in text
 
 
-async def test_failures_raise_for_the_pipeline_to_record(fake: FakeOpenAIServer) -> None:
+async def test_failures_raise_for_the_pipeline_to_record(
+    fake: FakeOpenAIServer, transport: str
+) -> None:
+    client = ModelClient(backoff_s=0.01, transport=transport)  # type: ignore[arg-type]
     with pytest.raises(ModelCallError, match="HTTP 500"):
-        await judge(fake, "always-500").score(sample(), JudgeContext())
+        await judge(fake, "always-500", client=client).score(sample(), JudgeContext())
     with pytest.raises(ModelCallError, match="not JSON"):
-        await judge(fake, "prose").score(sample(), JudgeContext())
+        await judge(fake, "prose", client=client).score(sample(), JudgeContext())
     started = time.monotonic()
     with pytest.raises(ModelTimeout):
-        await judge(fake, "hang").score(sample(), JudgeContext(deadline=started + 1))
+        await judge(fake, "hang", client=client).score(sample(), JudgeContext(deadline=started + 1))
     assert time.monotonic() - started < 1.5
 
 
 async def test_openai_judge_without_api_base_uses_the_environment(
-    fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    plain = LLMJudge(model="openai/env-judge", client=ModelClient())
+    client = ModelClient(transport=transport)  # type: ignore[arg-type]
+    plain = LLMJudge(model="openai/env-judge", client=client)
     result = await plain.score(sample(), JudgeContext())
     assert result.score == 0.8 and fake.requests["env-judge"] == 1
     assert plain.name == "openai/env-judge"

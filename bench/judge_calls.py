@@ -1,0 +1,294 @@
+"""Judge calls per second and CPU per call: bare HTTP clients, the SDKs, and the service.
+
+Everything calls one OpenAI-compatible fake (tests/fakes, 50 ms latency by default), 1,024
+calls at 64 in flight, in one run:
+
+- bare ``aiohttp`` and ``httpx`` POSTs (the floor), the ``openai`` SDK, ``litellm.acompletion``,
+  from this process (CPU: this process's user+sys over the calls);
+- the service (``judge-service serve``), embedded (SQLite, in-process executor), one
+  ``openai/`` judge per sample and no detectors, on each transport (``JS_OPENAI_TRANSPORT``);
+- the service with Celery (PostgreSQL, Redis db 11) at 1 and 2 worker processes
+  (``judge-service worker --concurrency N``): the calls go as 8 batches of 128 at once, and each
+  batch's judge gets 64 / N calls in flight, so 64 are in flight in all;
+- a three-judge panel with the default detectors, embedded, lean.
+
+CPU per call is the service's CPU (user+sys of the API process and of every worker process,
+from psutil, over the run) divided by the judge calls it made.
+
+    .venv/bin/python bench/judge_calls.py
+    .venv/bin/python bench/judge_calls.py --calls 4096 --rounds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import aiohttp
+import httpx
+import litellm
+import openai
+import psutil
+import pydantic_core
+from rich.console import Console
+from rich.table import Table
+
+from bench.common import Child, fake_judge_server, service_env, start_service, start_worker
+from bench.judge_overhead import SCHEMA, pg_database
+
+IN_FLIGHT = 64
+FORMAT = {
+    "type": "json_schema",
+    "json_schema": {"name": "verdict", "schema": SCHEMA, "strict": True},
+}
+Row = tuple[str, int, float, float]  # name, calls, seconds, CPU seconds
+
+
+def messages(i: int, run: str) -> list[dict[str, str]]:
+    text = f"Grade answer {i} of run {run}: the budget grew {i % 7}%."
+    return [{"role": "user", "content": text}]
+
+
+async def gated(n: int, one: Callable[[int], Awaitable[Any]]) -> None:
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def call(i: int) -> None:
+        async with gate:
+            await one(i)
+
+    await asyncio.gather(*(call(i) for i in range(n)))
+
+
+def in_process(name: str, n: int, make: Callable[[], Callable[[int], Awaitable[Any]]]) -> Row:
+    """``n`` calls of ``make()``'s coroutine at IN_FLIGHT, after a warm-up of 64."""
+
+    async def run() -> tuple[float, float]:
+        one = make()
+        await gated(IN_FLIGHT, one)  # connections, imports
+        cpu, started = time.process_time(), time.perf_counter()
+        await gated(n, one)
+        return time.perf_counter() - started, time.process_time() - cpu
+
+    seconds, cpu = asyncio.run(run())
+    return name, n, seconds, cpu
+
+
+def bare_aiohttp(api_base: str) -> Callable[[int], Awaitable[Any]]:
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+    url, run = f"{api_base}/chat/completions", uuid.uuid4().hex
+    headers = {"Authorization": "Bearer sk-bench", "Content-Type": "application/json"}
+
+    async def one(i: int) -> Any:
+        body = {"model": "bench-judge", "messages": messages(i, run), "response_format": FORMAT}
+        async with session.post(url, data=pydantic_core.to_json(body), headers=headers) as r:
+            return pydantic_core.from_json(await r.read())["choices"][0]["message"]["content"]
+
+    return one
+
+
+def bare_httpx(api_base: str) -> Callable[[int], Awaitable[Any]]:
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=IN_FLIGHT)
+    client = httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer sk-bench"})
+    url, run = f"{api_base}/chat/completions", uuid.uuid4().hex
+
+    async def one(i: int) -> Any:
+        body = {"model": "bench-judge", "messages": messages(i, run), "response_format": FORMAT}
+        response = await client.post(
+            url, content=pydantic_core.to_json(body), headers={"Content-Type": "application/json"}
+        )
+        return pydantic_core.from_json(response.content)["choices"][0]["message"]["content"]
+
+    return one
+
+
+def openai_sdk(api_base: str) -> Callable[[int], Awaitable[Any]]:
+    client = openai.AsyncOpenAI(base_url=api_base, api_key="sk-bench", max_retries=0)
+    run = uuid.uuid4().hex
+
+    async def one(i: int) -> Any:
+        reply = await client.chat.completions.create(
+            model="bench-judge",
+            messages=messages(i, run),
+            response_format=FORMAT,  # type: ignore[arg-type]
+        )
+        return reply.choices[0].message.content
+
+    return one
+
+
+def litellm_call(api_base: str) -> Callable[[int], Awaitable[Any]]:
+    run = uuid.uuid4().hex
+
+    async def one(i: int) -> Any:
+        reply = await litellm.acompletion(
+            model="openai/bench-judge",
+            api_base=api_base,
+            api_key="sk-bench",
+            messages=messages(i, run),
+            response_format=FORMAT,
+        )
+        return reply.choices[0].message.content
+
+    return one
+
+
+def samples(n: int) -> list[dict[str, str]]:
+    run = uuid.uuid4().hex  # fresh content each run: no cache hit
+    return [
+        {"id": f"s{i}", "prompt": f"Summarise document {i} of {run}.",
+         "completion": f"Document {i} says the budget grew {i % 7}% ({run})."}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def service_cpu(children: list[Child]) -> float:
+    """User+sys seconds of the service's processes (and their children, e.g. prefork)."""
+    total = 0.0
+    for child in children:
+        try:
+            root = psutil.Process(child.proc.pid)
+            for proc in [root, *root.children(recursive=True)]:
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def post_batches(url: str, key: str, judges: list[Any], n: int, batches: int) -> int:
+    """Send ``n`` fresh samples as ``batches`` concurrent batches; returns the judge calls."""
+    chunk = n // batches
+
+    def send(_: int) -> int:
+        body = {"samples": samples(chunk), "judges": judges, "timeout_s": 900}
+        response = httpx.post(
+            f"{url}/v1/rewards", json=body, timeout=1000, headers={"Authorization": f"Bearer {key}"}
+        )
+        assert response.status_code == 200, response.text[:500]
+        answer = response.json()
+        invalid = [r for r in answer["results"] if not r["valid"]]
+        assert not invalid, f"the bench judge failed: {invalid[0]}"
+        return int(answer["usage"]["judge_calls"])
+
+    with ThreadPoolExecutor(batches) as pool:
+        return sum(pool.map(send, range(batches)))
+
+
+def through_service(
+    name: str, env: dict[str, str], api_base: str, n: int, *, workers: int = 0, panel: int = 1
+) -> Row:
+    """The service in child processes (``workers`` > 0: Celery with that many processes)."""
+    judges = [
+        {"name": f"openai/bench-judge-{j}", "api_base": api_base, "api_key": "sk-bench"}
+        for j in range(panel)
+    ]
+    children = [start_worker(env, concurrency=workers)] if workers else []
+    server, url, key = start_service(env)
+    children.append(server)
+    batches = 8 if workers else 1
+    try:
+        post_batches(url, key, judges, 64 * batches, batches)  # warm-up
+        cpu, started = service_cpu(children), time.perf_counter()
+        calls = post_batches(url, key, judges, n, batches)
+        return name, calls, time.perf_counter() - started, service_cpu(children) - cpu
+    finally:
+        for child in children:
+            child.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1024)
+    parser.add_argument("--latency-ms", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=1, help="best of N rounds per row")
+    parser.add_argument("--skip-celery", action="store_true")
+    args = parser.parse_args()
+    n = args.calls
+    fake, api_base = fake_judge_server(args.latency_ms)
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"js-calls-{uuid.uuid4().hex[:6]}"
+    tmp.mkdir(parents=True)
+
+    def embedded(transport: str, **extra: str) -> dict[str, str]:
+        db = f"sqlite:///{tmp / f'{uuid.uuid4().hex[:6]}.db'}"
+        return service_env(
+            JS_DATABASE_URL=db, JS_OPENAI_TRANSPORT=transport, JS_DETECTORS="none", **extra
+        )
+
+    def celery(workers: int) -> dict[str, str]:
+        return service_env(
+            JS_DATABASE_URL=pg_database(),
+            JS_BROKER_URL="redis://127.0.0.1:6379/11",
+            JS_OPENAI_TRANSPORT="lean",
+            JS_DETECTORS="none",
+            JS_JUDGE_CONCURRENCY=str(IN_FLIGHT // workers),
+        )
+
+    measures: list[Callable[[], Row]] = [
+        lambda: in_process("bare aiohttp POST (the floor)", n, lambda: bare_aiohttp(api_base)),
+        lambda: in_process("bare httpx POST", n, lambda: bare_httpx(api_base)),
+        lambda: in_process("openai SDK", n, lambda: openai_sdk(api_base)),
+        lambda: in_process("litellm.acompletion", n, lambda: litellm_call(api_base)),
+        lambda: through_service("service embedded, lean", embedded("lean"), api_base, n),
+        lambda: through_service("service embedded, litellm", embedded("litellm"), api_base, n),
+    ]
+    if not args.skip_celery:
+        for workers in (1, 2):
+            measures.append(
+                lambda w=workers: through_service(
+                    f"service, Celery, {w} worker process{'es' if w > 1 else ''}, lean",
+                    celery(w),
+                    api_base,
+                    n,
+                    workers=w,
+                )
+            )
+    measures.append(
+        lambda: through_service(
+            "service embedded, lean, 3-judge panel + default detectors",
+            _with_detectors(embedded("lean")),
+            api_base,
+            n,
+            panel=3,
+        )
+    )
+    best: dict[str, Row] = {}
+    try:
+        for _ in range(args.rounds):
+            for measure in measures:
+                row = measure()
+                old = best.get(row[0])
+                if old is None or row[1] / row[2] > old[1] / old[2]:
+                    best[row[0]] = row
+    finally:
+        fake.stop()
+    floor = best["bare aiohttp POST (the floor)"]
+    table = Table("path", "calls", "calls/s", "x aiohttp", "CPU ms per call")
+    for name, calls, seconds, cpu in best.values():
+        rate = calls / seconds
+        table.add_row(
+            name, str(calls), f"{rate:,.0f}", f"{rate / (floor[1] / floor[2]):.2f}",
+            f"{1000 * cpu / calls:.2f}",
+        )  # fmt: skip
+    bound = IN_FLIGHT / (args.latency_ms / 1000)
+    Console().print(table)
+    print(f"latency bound: {bound:,.0f} calls/s ({IN_FLIGHT} in flight, {args.latency_ms} ms)")
+
+
+def _with_detectors(env: dict[str, str]) -> dict[str, str]:
+    """The same environment with the default detectors (JS_DETECTORS unset)."""
+    return {k: v for k, v in env.items() if k != "JS_DETECTORS"}
+
+
+if __name__ == "__main__":
+    main()
