@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -20,6 +19,7 @@ from judge_service.review.run_report import FLAG, run_report
 from judge_service.storage.labels import CONSENSUS, labeled_scores
 from judge_service.storage.run_reads import flagged_rollouts, labelled_rewards, list_runs
 from judge_service.storage.runs import run_samples
+from judge_service.storage.tables import ApiKeyRow
 
 FLAGGED_SHOWN = 20
 
@@ -43,7 +43,7 @@ def run_page(
     *,
     session: Session,
     run_id: str,
-    key: Any = None,
+    key: ApiKeyRow | None = None,
     csrf: str = "",
     link_base: str = "",
 ) -> str | None:
@@ -82,7 +82,7 @@ def run_page(
     )
 
 
-def runs_page(*, session: Session, key: Any = None, csrf: str = "") -> str:
+def runs_page(*, session: Session, key: ApiKeyRow | None = None, csrf: str = "") -> str:
     """Every run with a finished batch, with its latest step, newest first."""
     return render_text(
         "runs.html", runs=list_runs(session=session), key=key, csrf=csrf, link_base=""
