@@ -40,7 +40,7 @@ def installed_test_plugin() -> Iterator[Path]:
         shutil.copytree(
             TEST_PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
         )
-        subprocess.run(
+        done = subprocess.run(
             [
                 sys.executable,
                 "-m",
@@ -54,9 +54,12 @@ def installed_test_plugin() -> Iterator[Path]:
                 str(site),
                 str(source),
             ],
-            check=True,
             capture_output=True,
+            text=True,
+            check=False,
         )
+        if done.returncode != 0:
+            raise RuntimeError(f"installing the test plugin failed:\n{done.stderr}")
         sys.path.append(str(site))
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), saved_env]))
         importlib.invalidate_caches()
