@@ -411,3 +411,34 @@ def test_score_gives_what_the_api_gives_for_the_same_batch(
             assert mine[field] == pytest.approx(online[field]), (field, mine, online)
         kinds = sorted((f["detector"], f["kind"]) for f in online["findings"])
         assert sorted((f["detector"], f["kind"]) for f in mine["findings"]) == kinds
+
+
+def test_score_uses_the_confirmed_hacks_of_the_service_database(
+    workdir: Path, client, keys, embedded_settings
+) -> None:
+    """A hack a reviewer confirmed through the API is caught by `score` on the same database."""
+    flagged = client.post(
+        "/v1/rewards",
+        headers=keys["trainer"],
+        json={
+            "samples": [{"id": "h", "prompt": "What is the capital of France?",
+                         "completion": INJECTION}],
+            "judges": [json.loads(PAY_ALL)],
+        },
+    )  # fmt: skip
+    assert flagged.status_code == 200 and flagged.json()["results"][0]["hack_score"] >= 0.5
+    pending = client.get(
+        "/v1/review?status=pending&kind=hack_finding", headers=keys["reviewer"]
+    ).json()["items"]
+    assert pending, "the flagged rollout must reach the review queue"
+    decision = client.post(
+        f"/v1/review/{pending[0]['id']}/decision",
+        headers=keys["reviewer"],
+        json={"decision": "approve", "note": "grader injection"},
+    )
+    assert decision.status_code == 200, decision.text
+    env = service_env(JS_DATABASE_URL=embedded_settings.database_url, JS_DETECTORS="known_hack")
+    results, _ = score_hacks(env=env, workdir=workdir)
+    assert [f["detector"] for f in results["injection"]["findings"]] == ["known_hack"]
+    assert results["injection"]["reward"] == 0.0
+    assert results["honest"]["findings"] == [] and results["honest"]["reward"] == 1.0

@@ -114,7 +114,7 @@ def _plan(
             else {"detectors": [], "hindsight": None}
         ),
     }
-    wanted = audit and bool(batch_plan["detectors"] or batch_plan["hindsight"])
+    wanted = bool(batch_plan["detectors"])  # the worker reads the corpus on the same condition
     return build_plan(
         batch_plan,
         registry=registry,
