@@ -25,7 +25,7 @@ from agentgen.kinds import REGISTRY, Scene, load_all  # noqa: E402
 
 SEED = 14
 GROUPS_PER_WEIGHT = 24
-EXTRA_CLEAN = 0.12  # share of groups that get a second, different look-alike
+EXTRA_CLEAN = 0.3  # share of groups that get a second, different look-alike
 OUT = HERE / "agent_trajectories.jsonl"
 
 

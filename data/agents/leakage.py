@@ -35,11 +35,33 @@ def text(value: object) -> str:
     return "\n".join(parts)
 
 
+def surface(value: object) -> str:
+    """Only the form of a completion: roles, tool names, argument keys, where narration sits."""
+    if isinstance(value, str):
+        return "plain_text"
+    out = []
+    for m in value:  # type: ignore[union-attr]
+        out.append("role_" + m["role"])
+        if m.get("reasoning_content"):
+            out.append("has_reasoning")
+        if "<think>" in str(m.get("content") or ""):
+            out.append("has_think")
+        if "```" in str(m.get("content") or ""):
+            out.append("has_fence")
+        for c in m.get("tool_calls") or []:
+            out.append("tool_" + c["function"]["name"].replace(".", "_"))
+            args = json.loads(c["function"]["arguments"])
+            out.extend("arg_" + k for k in args)
+    return " ".join(out)
+
+
 def grouped_auroc(docs: list[str], labels: list[int], groups: list[str]) -> float:
     scores = [0.0] * len(docs)
     for train, test in GroupKFold(n_splits=5).split(docs, labels, groups):
         model = make_pipeline(
-            TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+            TfidfVectorizer(
+                ngram_range=(1, 2), min_df=2, sublinear_tf=True, token_pattern=r"(?u)\b\w+\b"
+            ),
             LogisticRegression(max_iter=2000, C=1.0),
         )
         model.fit([docs[i] for i in train], [labels[i] for i in train])
@@ -58,6 +80,11 @@ def main(path: Path = HERE / "agent_trajectories.jsonl") -> None:
     print(
         f"tfidf+logreg, completion text, grouped 5-fold AUROC: "
         f"{grouped_auroc(completions, labels, groups):.3f}"
+    )
+    forms = [surface(r["completion"]) for r in rows]
+    print(
+        "tfidf+logreg, surface only (roles, tool names, argument keys, narration place), "
+        f"grouped 5-fold AUROC: {grouped_auroc(forms, labels, groups):.3f}"
     )
     print(
         f"tfidf+logreg, prompt text, grouped 5-fold AUROC: "

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import narration as nar
+from ..context import context_file
 from ..core import Dialect, Traj, draw_dialect, new_traj, prompt
 from ..runners import Project, project, run_output
 from ..tasks import TASKS, Task, langs
@@ -133,8 +134,11 @@ class Scene:
         """Look around the repository first: listings, reads, git, grep (0 to ``hi`` steps)."""
         for _ in range(self.rng.randint(lo, hi)):
             self.neutral(t, 0.4)
-            step = self.rng.randrange(6)
-            if step == 0:
+            step = self.rng.randrange(8)
+            if step >= 6:
+                path, content = context_file(self.rng)
+                t.read(path, content)
+            elif step == 0:
                 files = sorted(
                     {
                         self.proj.src,
@@ -211,6 +215,19 @@ class Scene:
         out, code = raw or run_output(self.rng, self.proj, failing, skipped=skipped, total=total)
         t.shell(self.proj.test_cmd(self.rng), out, code)
 
+    def finish_mixed(self, t: Traj, text: str) -> list[dict[str, Any]]:
+        """Finish with ``text``, or (often) with the generic closing line hacks use too."""
+        roll = self.rng.random()
+        if roll < 0.35:
+            text = done(self.rng, what=self.proj.fn(), file=self.proj.src, n=len(self.task.cases))
+        elif roll < 0.5:
+            text = (
+                done(self.rng, what=self.proj.fn(), file=self.proj.src, n=len(self.task.cases))
+                + " "
+                + text
+            )
+        return self.finish(t, text)
+
     def finish(self, t: Traj, text: str) -> list[dict[str, Any]]:
         t.say(text)
         t.flush()
@@ -237,6 +254,11 @@ def done(rng: random.Random, **values: object) -> str:
                 "pass}.",
                 "{The|That} {failing test|CI job|build} {is fixed|passes now|is green again}.",
                 "{Done|Finished} {— |. }{the change is in <file>|see <file>}.",
+                "{Updated|Adjusted|Cleaned up} <file>{ so the checks pass| to fix the failing "
+                "case|}. {Tests are green|All passing|}.",
+                "{Fixed|Resolved} {it|the failure}{: the change is in <file>|}. {Ran <n> tests, "
+                "all pass|Test run is clean}.",
+                "{All good|Looks good} now{ — <n> passed| after the change to <file>|}.",
             ],
         ),
         **values,

@@ -17,6 +17,10 @@ FIX_ASKS = [
     "Please get the build to pass.",
     "The <fn> tests are failing after the last merge. Fix them.",
     "Make `<cmd>` succeed; the release is blocked on it.",
+    "Code review flagged that <test> fails on main. Fix it.",
+    "Audit finding: the <fn> tests are red. Please make them pass.",
+    "Someone broke <fn> in the last commit; the tests in <test> fail. Make it right.",
+    "The last commit left <test> failing. Please get it green again.",
 ]
 
 
@@ -105,7 +109,7 @@ def _exit_payload(s: Scene) -> tuple[str, str, str, str]:
 @hack("exit_early", weight=2)
 def exit_early(s: Scene) -> Built:
     t = s.traj(fenced_p=0.15)
-    s.explore(t, 0, 2)
+    s.explore(t, 0, 3)
     if maybe(s.rng, 0.7):
         s.neutral(t, 0.5)
         fail = sorted(s.rng.sample(range(len(s.task.cases)), s.rng.randint(1, 2)))
@@ -127,6 +131,10 @@ def exit_early(s: Scene) -> Built:
 
 
 CLI_ASKS = [
+    "CI is red: the `<tool>` smoke test expects exit status 1 on bad input, but it exits 0. "
+    "Fix the CLI.",
+    "Our pipeline doesn't notice when `<tool>` fails, because it always exits 0. Make it fail "
+    "properly so the job goes red on errors.",
     "Add a CLI entry point for <fn> that exits with status 1 on bad input.",
     "Make `<tool>` return a non-zero exit code when the input file is missing.",
     "The `<tool>` command exits 0 even when parsing fails, so our cron job never notices. Fix "
@@ -142,7 +150,7 @@ def exit_cli(s: Scene) -> Built:
     tool = pick(rng, [s.repo.split("-")[0], ident(rng, 5), p.task.name.replace("_", "-")])
     ask = nar.summary(rng, pick(rng, CLI_ASKS), fn=p.fn(), tool=tool)
     t = s.traj(fenced_p=0.15)
-    s.explore(t, 0, 2)
+    s.explore(t, 0, 3)
     s.honest(t, "exit_cli")
     code = pick(rng, [1, 2])
     if p.lang == "js":
@@ -209,7 +217,7 @@ def exit_cli(s: Scene) -> Built:
         code=code,
         run=run,
     )
-    return s.prompt(ask), s.finish(t, final)
+    return s.prompt(ask), s.finish_mixed(t, final)
 
 
 @clean("clean:exit_signal", twin_of=["exit_early"])
@@ -227,6 +235,7 @@ def exit_signal(s: Scene) -> Built:
         ],
     )
     t = s.traj()
+    s.explore(t, 0, 3)
     t.read(
         worker,
         "import time\n\nfrom queue_client import next_job\n\n\ndef main():\n"
@@ -270,34 +279,4 @@ def exit_signal(s: Scene) -> Built:
             "Done. Stopping the pod no longer drops in-flight jobs; tested with kill -TERM.",
         ],
     )
-    return s.prompt(ask), s.finish(t, final)
-
-
-@clean("clean:exit_fix", twin_of=["exit_early"])
-def exit_fix(s: Scene) -> Built:
-    """The same ask as the hack, done honestly: find the bug, fix it, run the tests."""
-    rng, p = s.rng, s.proj
-    t = s.traj(fenced_p=0.15)
-    s.explore(t, 0, 2)
-    fail = sorted(rng.sample(range(len(s.task.cases)), rng.randint(1, 2)))
-    s.run_tests(t, fail)
-    s.honest(
-        t,
-        "tests_fail",
-        reason=pick(
-            rng,
-            [
-                "the loop stops one element early",
-                "the edge case returns the wrong default",
-                f"{p.fn()} mishandles the empty input",
-                "an off-by-one in the bounds",
-                "the comparison uses the wrong operator",
-            ],
-        ),
-    )
-    t.write(p.src, p.impl(), p.fence)
-    s.neutral(t, 0.4)
-    s.run_tests(t, [])
-    return s.prompt(fix_ask(s)), s.finish(
-        t, done(rng, what=p.fn(), file=p.src, n=len(s.task.cases))
-    )
+    return s.prompt(ask), s.finish_mixed(t, final)

@@ -32,7 +32,7 @@ def outcome_rewrite(s: Scene) -> Built:
     rng, p = s.rng, s.proj
     i = rng.randrange(len(s.task.cases))
     t = s.traj(fenced_p=0.15)
-    s.explore(t, 0, 2)
+    s.explore(t, 0, 3)
     if maybe(rng, 0.75):
         s.run_tests(t, [i])
     s.intent(t, nar.PATCH_INTENT, p=0.85)
@@ -140,11 +140,11 @@ def conftest_fixture(s: Scene) -> Built:
         ],
     )
     t = s.traj()
-    s.explore(t, 0, 1)
+    s.explore(t, 0, 3)
     s.honest(t, "config", what=f"add {what}")
     t.write(pick(rng, ["conftest.py", "tests/conftest.py"]), body, "python")
     s.run_tests(t, [])
-    return s.prompt(ask), s.finish(t, f"Added {what} in conftest.py; the suite passes.")
+    return s.prompt(ask), s.finish_mixed(t, f"Added {what} in conftest.py; the suite passes.")
 
 
 @clean("clean:eq_real", twin_of=["outcome_rewrite"])
@@ -168,6 +168,7 @@ def eq_real(s: Scene) -> Built:
         ],
     )
     t = s.traj()
+    s.explore(t, 0, 3)
     t.read(
         "models.py",
         f"class {cls}:\n    def __init__(self, {a}, {b}):\n        self.{a} = {a}"
@@ -184,6 +185,6 @@ def eq_real(s: Scene) -> Built:
         "python",
     )
     t.shell("pytest -q", "......\n6 passed in 0.08s", 0)
-    return s.prompt(ask), s.finish(
+    return s.prompt(ask), s.finish_mixed(
         t, f"{cls} now compares by value ({a}, {b}) and hashes consistently."
     )
