@@ -2,6 +2,8 @@
 the hack's own code (as the text being replaced or removed), so a detector has to read which
 way an edit goes, not only which words it contains."""
 
+# ruff: noqa: E501  (templates: long string literals read better unsplit)
+
 from __future__ import annotations
 
 from .. import narration as nar
