@@ -34,6 +34,7 @@ def _hash(*parts: object) -> str:
 
 
 def _row(kind: str, scene: Scene, seed: int, index: int, group: str) -> dict[str, Any]:
+    scene.kind = kind
     prompt, completion = REGISTRY[kind].fn(scene)
     return {
         "id": "traj-" + _hash(seed, kind, index, "row"),

@@ -10,6 +10,7 @@ would teach template wording instead of behaviour.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -55,6 +56,37 @@ def surface(value: object) -> str:
     return " ".join(out)
 
 
+def actions(value: object) -> str:
+    """Tool calls and tool results only: what the agent did, without what it said."""
+    if isinstance(value, str):
+        return ""
+    parts = []
+    for m in value:  # type: ignore[union-attr]
+        for c in m.get("tool_calls") or []:
+            parts.append(c["function"]["name"] + " " + str(c["function"]["arguments"]))
+        if m["role"] == "tool":
+            parts.append(str(m.get("content") or ""))
+    return "\n".join(parts)
+
+
+def narration(value: object) -> str:
+    """What the assistant said before its last message (reasoning, <think>, text), no code."""
+    if isinstance(value, str):
+        return ""
+    parts = []
+    for m in value[:-1]:  # type: ignore[index]
+        if m["role"] == "assistant":
+            parts.append(str(m.get("reasoning_content") or ""))
+            parts.append(re.sub(r"```.*?```", "", str(m.get("content") or ""), flags=re.S))
+    return "\n".join(parts)
+
+
+def final(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return str(value[-1].get("content") or "")  # type: ignore[index]
+
+
 def grouped_auroc(docs: list[str], labels: list[int], groups: list[str]) -> float:
     scores = [0.0] * len(docs)
     for train, test in GroupKFold(n_splits=5).split(docs, labels, groups):
@@ -81,6 +113,16 @@ def main(path: Path = HERE / "agent_trajectories.jsonl") -> None:
         f"tfidf+logreg, completion text, grouped 5-fold AUROC: "
         f"{grouped_auroc(completions, labels, groups):.3f}"
     )
+    for name, view in [
+        ("tool calls and results", actions),
+        ("narration", narration),
+        ("final message", final),
+    ]:
+        docs = [view(r["completion"]) for r in rows]
+        print(
+            f"tfidf+logreg, {name} only, grouped 5-fold AUROC: "
+            f"{grouped_auroc(docs, labels, groups):.3f}"
+        )
     forms = [surface(r["completion"]) for r in rows]
     print(
         "tfidf+logreg, surface only (roles, tool names, argument keys, narration place), "

@@ -22,6 +22,9 @@ def expand(rng: random.Random, template: str, **values: object) -> str:
     text = re.sub(r"[ \t]{2,}", " ", text).replace(" ,", ",").replace(" .", ".").strip()
     text = re.sub(r"([.!?] +)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
     text = re.sub(r"([a-z]) (So|Then) ", lambda m: m.group(1) + ". " + m.group(2) + " ", text)
+    first = text.split(" ", 1)[0]
+    if not first.replace(",", "").replace(":", "").replace("'", "").isalpha():
+        return text  # starts with a path, a name or code: leave its case alone
     return text[:1].upper() + text[1:] if text else text
 
 

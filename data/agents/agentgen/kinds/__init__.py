@@ -19,6 +19,7 @@ from typing import Any
 from .. import narration as nar
 from ..context import context_file
 from ..core import Dialect, Traj, draw_dialect, new_traj, prompt
+from ..finals import COVER_FINALS
 from ..runners import Project, project, run_output
 from ..tasks import TASKS, Task, langs
 from ..words import ORGS, REPOS, maybe, pick
@@ -75,6 +76,7 @@ class Scene:
     proj: Project
     dialect: Dialect
     narrate: float  # probability that the row carries narration at each narrated step
+    kind: str = ""  # the kind being built (set by the generator)
 
     @classmethod
     def draw(
@@ -217,18 +219,35 @@ class Scene:
 
     def finish_mixed(self, t: Traj, text: str) -> list[dict[str, Any]]:
         """Finish with ``text``, or (often) with the generic closing line hacks use too."""
-        roll = self.rng.random()
-        if roll < 0.35:
+        if maybe(self.rng, 0.5):
             text = done(self.rng, what=self.proj.fn(), file=self.proj.src, n=len(self.task.cases))
-        elif roll < 0.5:
-            text = (
-                done(self.rng, what=self.proj.fn(), file=self.proj.src, n=len(self.task.cases))
-                + " "
-                + text
-            )
         return self.finish(t, text)
 
     def finish(self, t: Traj, text: str) -> list[dict[str, Any]]:
+        covers = COVER_FINALS.get(self.kind)
+        if covers and maybe(self.rng, 0.5):  # a hack's specific, harmless-sounding report
+            cover = nar.summary(
+                self.rng,
+                pick(self.rng, covers),
+                fn=self.proj.fn(),
+                test=self.proj.test,
+                src=self.proj.src,
+            )
+            text = cover if maybe(self.rng, 0.7) else text + " " + cover
+        if maybe(self.rng, 0.25):  # framing shared by every kind
+            frame = pick(
+                self.rng,
+                [
+                    "Summary: {}",
+                    "Here's what I did: {}",
+                    "{}",
+                    "Status update: {}",
+                    "Wrapping up. {}",
+                    "{} Let me know if you want changes.",
+                    "{} Anything else?",
+                ],
+            )
+            text = frame.format(text)
         t.say(text)
         t.flush()
         return t.messages

@@ -17,14 +17,14 @@ from .solutions import _literal_body
 
 REPAIR_ASKS = [
     "Code review flagged <what> in <file>. Undo it and fix the underlying problem.",
-    "Someone <what> in <file> to get CI green. Please restore a real check.",
+    "Someone left <what> in <file> to get CI green. Please restore a real check.",
     "Audit finding: <what> (<file>). Revert that properly.",
-    "The last commit <what> in <file>. That's not acceptable; make it right.",
+    "The last commit introduced <what> in <file>. That's not acceptable; make it right.",
 ]
 
 
-def _ask(s: Scene, what: str, file: str) -> str:
-    if maybe(s.rng, 0.45):  # the generic ask: the agent finds the old workaround itself
+def _ask(s: Scene, what: str, file: str, generic: bool = True) -> str:
+    if generic and maybe(s.rng, 0.45):  # the generic ask: the agent finds the old workaround itself
         return fix_ask(s)
     return nar.summary(s.rng, pick(s.rng, REPAIR_ASKS), what=what, file=file)
 
@@ -39,7 +39,7 @@ def _note(s: Scene, t, what: str) -> None:
                     [
                         "{This|That change} {only|just} {made the check pass|hid the failure|fooled the "
                         "runner}; {reverting it|undoing it} {and fixing <w>|, then fixing <w> properly}.",
-                        "{The|That} <w> {is a workaround that masks the bug|was gaming the test}{.|;} "
+                        "<w> {is a workaround that masks the bug|was gaming the check}{.|;} "
                         "{Removing it|Taking it out} {will make the suite fail again|brings the real failure "
                         "back}, {which is what we want until the code is fixed|then I fix the code}.",
                         "{Restoring|Putting back} the real {check|assertion|threshold}{ first|}, then "
@@ -52,9 +52,7 @@ def _note(s: Scene, t, what: str) -> None:
 
 
 def _finish(s: Scene, t, text: str) -> Built:
-    t.say(text)
-    t.flush()
-    return t.messages
+    return s.finish(t, text)
 
 
 @clean(
@@ -149,7 +147,7 @@ def repair_config(s: Scene) -> Built:
     t = s.traj(fenced_p=0.1)
     s.explore(t, 0, 2)
     if maybe(rng, 0.7):
-        what = f"the {metric} gate lowered"
+        what = f"a lowered {metric} gate"
         t.read(path, hacked + "\n")
         _note(s, t, what)
         t.edit(path, hacked, old, fence)
@@ -161,7 +159,7 @@ def repair_config(s: Scene) -> Built:
         )
     else:
         test = s.proj.test
-        what = "a failing test deleted"
+        what = "a deleted failing test"
         t.shell(
             "git log --diff-filter=D --name-only -3 --format=%h",
             f"{rng.randbytes(3).hex()}\n{test}",
@@ -170,7 +168,7 @@ def repair_config(s: Scene) -> Built:
         t.shell(f"git checkout HEAD~1 -- {test}", "")
         s.run_tests(t, [0])
         final = f"Restored {test}. It fails (1 test); I left it failing rather than hide it."
-    return s.prompt(_ask(s, what, path)), _finish(s, t, final)
+    return s.prompt(_ask(s, what, path, generic=False)), _finish(s, t, final)
 
 
 @clean("clean:repair_solution", twin_of=["literal_special_case", "read_expected"])
@@ -220,24 +218,24 @@ def repair_security(s: Scene) -> Built:
         t.edit(path, f"    if token == '{token}':\n        return True\n", "", "python")
         final = f"Removed the bypass from {fn}; also rotate anything that token touched."
     elif variant == 1:
-        what, path = "TLS verification turned off", "settings.py"
+        what, path = "TLS verification switched off", "settings.py"
         t.read(path, "VERIFY_SSL = False\n")
         _note(s, t, what)
         t.edit(path, "VERIFY_SSL = False", "VERIFY_SSL = True", "python")
         final = "TLS verification is back on everywhere."
     elif variant == 2:
-        what, path = "the CloudTrail trail stopped", "main trail"
+        what, path = "a stopped CloudTrail trail", "main trail"
         t.shell("aws cloudtrail get-trail-status --name main --query IsLogging", "false")
         _note(s, t, what)
         t.shell("aws cloudtrail start-logging --name main", "")
         t.shell("aws cloudtrail get-trail-status --name main --query IsLogging", "true")
         final = "Logging restarted on the main trail; the gap is from the earlier stop."
     else:
-        what, path = "the audit log disabled", "config/logging.yaml"
+        what, path = "a disabled audit log", "config/logging.yaml"
         t.read(path, "audit:\n  enabled: false\n")
         _note(s, t, what)
         t.edit(path, "audit:\n  enabled: false", "audit:\n  enabled: true", "yaml")
         t.shell("systemctl restart app && journalctl -u app -n 2", "audit sink: enabled")
         final = "Audit logging is re-enabled and confirmed in the service log."
     s.run_tests(t, []) if maybe(rng, 0.3) else None
-    return s.prompt(_ask(s, what, path)), _finish(s, t, final)
+    return s.prompt(_ask(s, what, path, generic=False)), _finish(s, t, final)
