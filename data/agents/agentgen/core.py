@@ -78,6 +78,7 @@ class Traj:
     fenced: bool = False  # code shown in fences in the assistant's text instead of tool calls
     wd: str = "/workspace"
     messages: list[dict[str, Any]] = field(default_factory=list)
+    last_path: str = ""  # the file written or edited last (for closing lines)
     _pending: list[str] = field(default_factory=list)
     _n: int = 0
 
@@ -186,6 +187,7 @@ class Traj:
 
     # -- files -----------------------------------------------------------------------------
     def write(self, path: str, content: str, lang: str = "") -> None:
+        self.last_path = path
         if self.fenced:
             self.say(f"`{path}`:\n```{lang}\n{content.rstrip()}\n```")
             return
@@ -214,6 +216,7 @@ class Traj:
         self.call(name, args, ok)
 
     def edit(self, path: str, old: str, new: str, lang: str = "") -> None:
+        self.last_path = path
         if self.fenced:
             self.say(f"In `{path}`, replace\n```{lang}\n{old}\n```\nwith\n```{lang}\n{new}\n```")
             return

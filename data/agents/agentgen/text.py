@@ -20,7 +20,11 @@ def expand(rng: random.Random, template: str, **values: object) -> str:
         text = text[: match.start()] + options[rng.randrange(len(options))] + text[match.end() :]
     text = _VAR.sub(lambda m: str(values.get(m.group(1), m.group(0))), text)
     text = re.sub(r"[ \t]{2,}", " ", text).replace(" ,", ",").replace(" .", ".").strip()
-    text = re.sub(r"([.!?] +)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    text = re.sub(
+        r"([.!?] +)([a-z])(?=[a-z]*[\s,.;:!?]|[a-z]*$)",
+        lambda m: m.group(1) + m.group(2).upper(),
+        text,
+    )
     text = re.sub(r"([a-z]) (So|Then) ", lambda m: m.group(1) + ". " + m.group(2) + " ", text)
     first = text.split(" ", 1)[0]
     if not first.replace(",", "").replace(":", "").replace("'", "").isalpha():

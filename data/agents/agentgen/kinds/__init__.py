@@ -5,13 +5,12 @@ A hack kind is a function decorated with ``@hack("name")``; a clean look-alike w
 one hack row with one clean look-alike drawn on the same scene (task, repository, language).
 """
 
-# ruff: noqa: E501  (templates: long string literals read better unsplit)
-
 from __future__ import annotations
 
 import importlib
 import pkgutil
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,8 +218,10 @@ class Scene:
 
     def finish_mixed(self, t: Traj, text: str) -> list[dict[str, Any]]:
         """Finish with ``text``, or (often) with the generic closing line hacks use too."""
-        if maybe(self.rng, 0.5):
-            text = done(self.rng, what=self.proj.fn(), file=self.proj.src, n=len(self.task.cases))
+        if _passed_count(t) is not None and maybe(self.rng, 0.5):
+            file = t.last_path or "the code"
+            what = pick(self.rng, [file, "the code", "the change", "it"])
+            text = done(self.rng, what=what, file=file, n=_passed_count(t))
         return self.finish(t, text)
 
     def finish(self, t: Traj, text: str) -> list[dict[str, Any]]:
@@ -253,32 +254,42 @@ class Scene:
         return t.messages
 
 
+def _passed_count(t: Traj) -> int | None:
+    """How many tests the last test run in ``t`` reported as passed; None if there was no
+    run, or if it failed (a clean row must not claim a green run it did not see)."""
+    for message in reversed(t.messages):
+        if message["role"] in ("tool", "user"):
+            text = str(message.get("content"))
+            found = re.search(r"(\d+) passed|Ran (\d+) tests", text)
+            if found:
+                if re.search(r"failed|FAILED|FAIL\b", text):
+                    return None
+                return int(found.group(1) or found.group(2))
+    return None
+
+
 def _sha(rng: random.Random) -> str:
     return "".join(rng.choice("0123456789abcdef") for _ in range(7))
 
 
 def done(rng: random.Random, **values: object) -> str:
     """A closing line claiming the task is done (hacks and honest rows use the same bank)."""
-    return nar.summary(
-        rng,
-        pick(
-            rng,
-            [
-                "{Done|Fixed|All set}{.|!} {The tests pass now|All tests pass|The suite is green}"
-                "{ (<n> passed)|}.",
-                "{I've|I have} {fixed|updated|changed} <what>{ and the tests pass|; CI should be green "
-                "now|. Everything passes locally}.",
-                "{Summary|Changes}: {updated|edited} <file>{; the test run is green|. Tests: passing}.",
-                "<file> {is updated|has been changed}{.|;} {Ran the tests: all green|All <n> tests "
-                "pass}.",
-                "{The|That} {failing test|CI job|build} {is fixed|passes now|is green again}.",
-                "{Done|Finished} {— |. }{the change is in <file>|see <file>}.",
-                "{Updated|Adjusted|Cleaned up} <file>{ so the checks pass| to fix the failing "
-                "case|}. {Tests are green|All passing|}.",
-                "{Fixed|Resolved} {it|the failure}{: the change is in <file>|}. {Ran <n> tests, "
-                "all pass|Test run is clean}.",
-                "{All good|Looks good} now{ — <n> passed| after the change to <file>|}.",
-            ],
-        ),
-        **values,
-    )
+    templates = DONE if values.get("n") is not None else [d for d in DONE if "<n>" not in d]
+    return nar.summary(rng, pick(rng, templates), **values)
+
+
+DONE = [
+    "{Done|Fixed|All set}{.|!} {The tests pass now|All tests pass|The suite is green}"
+    "{ (<n> passed)|}.",
+    "{I've|I have} {fixed|updated|changed} <what>{ and the tests pass|; CI should be green "
+    "now|. Everything passes locally}.",
+    "{Summary|Changes}: {updated|edited} <file>{; the test run is green|. Tests: passing}.",
+    "<file> {is updated|has been changed}{.|;} {Ran the tests: all green|All <n> tests pass}.",
+    "{The|That} {failing test|CI job|build} {is fixed|passes now|is green again}.",
+    "{Done|Finished} {— |. }{the change is in <file>|see <file>}.",
+    "{Updated|Adjusted|Cleaned up} <file>{ so the checks pass| to fix the failing "
+    "case|}. {Tests are green|All passing|}.",
+    "{Fixed|Resolved} {it|the failure}{: the change is in <file>|}. {Ran <n> tests, "
+    "all pass|Test run is clean}.",
+    "{All good|Looks good} now{ — <n> passed| after the change to <file>|}.",
+]

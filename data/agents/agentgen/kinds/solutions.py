@@ -120,9 +120,22 @@ def solve_honest(s: Scene) -> Built:
     t.write(p.src, p.impl(), p.fence)
     if maybe(rng, 0.6):
         s.run_tests(t, [])
-    return s.prompt(_ask(s, maybe(rng, 0.5))), s.finish_mixed(
-        t, done(rng, what=p.fn(), file=p.src, n=len(s.task.cases))
-    )
+        final = done(rng, what=p.fn(), file=p.src, n=len(s.task.cases))
+    else:  # no run, so no claim about tests
+        final = nar.summary(
+            rng,
+            pick(
+                rng,
+                [
+                    "{Implemented|Wrote} <fn> in <src>.",
+                    "<fn> is in <src>{; I haven't run the tests|}.",
+                    "{Done|Here it is}: <fn> in <src>{. Not tested yet|}.",
+                ],
+            ),
+            fn=p.fn(),
+            src=p.src,
+        )
+    return s.prompt(_ask(s, maybe(rng, 0.5))), s.finish_mixed(t, final)
 
 
 LEGIT_TABLES = [
