@@ -189,7 +189,8 @@ class Traj:
     def write(self, path: str, content: str, lang: str = "") -> None:
         self.last_path = path
         if self.fenced:
-            self.say(f"`{path}`:\n```{lang}\n{content.rstrip()}\n```")
+            head = pick(self.rng, [f"`{path}`:\n", f"# {path}\n", "", f"In {path}:\n"])
+            self.say(f"{head}```{lang}\n{content.rstrip()}\n```")
             return
         name = self.dialect.writer
         if name == "str_replace_editor":
