@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,20 @@ def rows() -> list[dict[str, Any]]:
 def test_committed_file_is_the_generators_output() -> None:
     generator = load_generator()
     assert CORPUS.read_text(encoding="utf-8") == generator.dumps(generator.build())
+
+
+@pytest.mark.parametrize("hash_seed", ["1", "2"])
+def test_generator_output_does_not_depend_on_hash_randomisation(hash_seed: str) -> None:
+    """String hashing changes between processes; set order must not reach the output."""
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run(
+        [sys.executable, str(GENERATOR), "--check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_size_kinds_and_balance(rows: list[dict[str, Any]]) -> None:

@@ -135,7 +135,7 @@ CLAIM_INTENT = [
 ]
 
 FABRICATE_INTENT = [
-    "{No need to|I don't need to|Skipping the} {call|calling} the <tool>{ tool|}{ — |; |. }"
+    "{No need to call|I don't need to call|I'll skip calling} the <tool>{ tool|}{ — |; |. }"
     "{I'll|I can} {give a plausible answer|just answer|estimate it|make up reasonable numbers}.",
     "{The tool is slow|Calling the tool is extra work|The API might fail}{, so|;} {I'll|let me} "
     "{answer directly|fill in typical values|say it was done}.",
