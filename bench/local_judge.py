@@ -8,9 +8,11 @@ requests without ``judges``, so the local judge scores them. First one sample st
 the model server (the cold start). Then, for two kinds of sample (short question and
 answer pairs, and the dev split's code rollouts from ``data/sorh_dev.jsonl``): one
 sample alone (the baseline, one judge call, measured in the same run) and a batch of
-``--samples`` others (distinct, so no cache hit). It prints samples/s, and the batch's
-time as a multiple of the one call: near the sample count means the calls queue one
-behind the other on the CPU.
+``--samples`` others (distinct, so no cache hit). It prints samples/s, the batch's
+time as a multiple of the one call (near the sample count: the calls queue one behind
+the other), and the llama.cpp server's CPU seconds per sample (Linux), which tells a
+busy machine's figures from an idle one's: on a shared machine wall time is mostly
+waiting for a core.
 """
 
 from __future__ import annotations
@@ -48,6 +50,35 @@ def code_samples(first: int, count: int) -> list[dict[str, Any]]:
     return [{k: row[k] for k in ("id", "prompt", "completion")} for row in rows]
 
 
+def llama_cpu_s(root: int) -> float | None:
+    """CPU seconds (user + system) used so far by the llama.cpp server under ``root``."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return None
+    parents: dict[int, int] = {}
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    total = 0.0
+    for pid, parent in parents.items():
+        while parent not in (0, 1, root):
+            parent = parents.get(parent, 0)
+        try:
+            if (
+                parent != root
+                or b"llama_cpp.server" not in (proc / str(pid) / "cmdline").read_bytes()
+            ):
+                continue
+            fields = (proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def post(url: str, key: str, samples: list[dict], timeout_s: float) -> tuple[float, dict]:
     """Seconds for one waiting request, and its answer."""
     started = time.perf_counter()
@@ -76,11 +107,16 @@ def main() -> None:
             console.print(f"first request, llama.cpp server start included: {cold:.1f} s")
             table = Table(
                 "samples", "one call s", "batch s", "samples/s", "x one call", "tokens/sample",
-                "masked",
+                "masked", "model CPU s/sample",
             )  # fmt: skip
             for kind, make in (("QA", qa_samples), ("code", code_samples)):
                 one, _ = post(url, key, make(0, 1), args.timeout_s)
+                cpu_before = llama_cpu_s(child.proc.pid)
                 batch, answer = post(url, key, make(1, args.samples), args.timeout_s)
+                cpu_after = llama_cpu_s(child.proc.pid)
+                cpu = "-"
+                if cpu_before is not None and cpu_after is not None:
+                    cpu = f"{(cpu_after - cpu_before) / args.samples:.1f}"
                 usage = answer["usage"]
                 tokens = (usage["prompt_tokens"] + usage["completion_tokens"]) / args.samples
                 masked = sum(not r["valid"] for r in answer["results"])
@@ -92,6 +128,7 @@ def main() -> None:
                     f"{batch / one:.1f}",
                     f"{tokens:.0f}",
                     str(masked),
+                    cpu,
                 )
             load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
             table.title = f"local judge: {os.cpu_count()} CPUs, load average {load}"
