@@ -1,4 +1,4 @@
-"""``judge-service``: serve, worker, db upgrade, keys create, plugins, score, local-model.
+"""``judge-service``: serve, worker, db upgrade, keys create, plugins, score, local-model, forge.
 
 Every command builds its settings once from the environment and works from any
 working directory: migrations and templates come from the installed package.
@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from judge_service.cli_detectors import audit_command, detectors_app
+from judge_service.cli_forge import forge_app
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
 
@@ -24,6 +25,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(detectors_app, name="detectors")
 app.command("audit")(audit_command)
 app.add_typer(rubrics_app, name="rubrics")
+app.add_typer(forge_app, name="forge")
 
 
 def _logging(level: str) -> None:

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from judge_service.api.body import BodyGuard
 from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.routes import (
+    forge,
     health,
     judges,
     keys,
@@ -143,6 +144,6 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
-    for module in (health, rewards, keys, openrlhf, rubrics, review, judges, runs, pages):
+    for module in (health, rewards, keys, openrlhf, rubrics, review, judges, runs, forge, pages):
         app.include_router(module.router)
     return app
