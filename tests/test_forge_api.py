@@ -111,6 +111,9 @@ def test_traces_give_one_task_per_request_families_for_review_and_mined_items(
     )
     assert sum(i["payload"]["counts"]["tasks"] for i in items) == 4
     assert all(i["evidence"]["tasks"] for i in items)
+    page = client.get("/review", params={"kind": "task_family"}, headers=keys["reviewer"])
+    assert page.status_code == 200 and f"Task family: {items[0]['payload']['name']}" in page.text
+    assert "How do I reset my online banking password?" in page.text
     # every failed family was mined, and its proposals wait in the review queue
     mined = job["result"]["mining"]
     assert {m["family_id"] for m in mined} == {

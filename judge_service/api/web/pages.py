@@ -101,7 +101,7 @@ def review_page(
     if who.key.role not in REVIEWERS:
         message = f"A {who.key.role} key cannot review. Sign in with a reviewer or admin key."
         return render("login.html", status=403, error=message)
-    kinds = ("rubric_item", "hack_finding", "disagreement")
+    kinds = ("rubric_item", "hack_finding", "disagreement", "task_family")
     items = review.list_items(session=session, kind=kind if kind in kinds else None, limit=50)
     rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10)
     return render(
