@@ -172,31 +172,33 @@ def export(
         raise _fail(f"--tier must be one of {', '.join(TIERS)}")
     settings = get_settings()
     with session_scope(settings.database_url) as session:
-        if run is not None:
+        run_tiers: dict[str, str | None] = {}
+        if run is not None:  # this run's tiers decide, even where a later run stored its own
             stats, _, _ = apply_run_tiers(session=session, run_id=run)
             if not stats:
                 raise _fail(f"no scored samples with a task for run {run!r}")
-            session.flush()
+            run_tiers = {s.task: s.tier for s in stats}
         rows = forge.list_tasks(
             session=session,
             family=family,
-            tier=tier,
+            tier=tier if run is None else None,
             approved=None if include_unapproved else True,
         )
-        if run is not None and tier is not None:
-            rows = [(t, f) for t, f in rows if t.tier_run_id == run]
-        records = [
-            record(
-                task_id=t.id,
-                prompt=t.prompt,
-                reference=t.reference,
-                tools=t.tools,
-                family=f.name,
-                tier=t.tier,
-                kind=t.kind,
+        records = []
+        for task, fam in rows:
+            task_tier = run_tiers.get(task.id) if run is not None else task.tier
+            if fam.status == "retired" or (tier is not None and task_tier != tier):
+                continue
+            records.append(
+                record(
+                    task_id=task.id,
+                    prompt=task.prompt,
+                    reference=task.reference,
+                    tools=task.tools,
+                    family=fam.name,
+                    tier=task_tier,
+                    kind=task.kind,
+                )
             )
-            for t, f in rows
-            if f.status != "retired"
-        ]
     out.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     typer.echo(f"{len(records)} tasks written to {out}")

@@ -26,6 +26,7 @@ FORGE_TASK = "judge_service.forge"
 
 
 def _traces_job(job_id: str, text: str, options: dict[str, Any], settings: Settings, scope: Any):
+    """Tasks and families from traces, a review item per family, then mining of the failed."""
     forged = forge_traces(parse_traces(text))
     stored: list[tuple[str, Any]] = []
     with scope() as session:
@@ -86,6 +87,7 @@ def _traces_job(job_id: str, text: str, options: dict[str, Any], settings: Setti
 
 
 def _documents_job(job_id: str, text: str, options: dict[str, Any], settings: Settings, scope: Any):
+    """Grounded tasks from documents, one family per document, a review item per family."""
     result, counts, grouped, usage = forge_documents(
         job_id, parse_documents(text), options, settings
     )
