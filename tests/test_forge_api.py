@@ -351,3 +351,27 @@ def test_run_tiers_easy_hard_learnable_and_stored_on_tasks(client, keys, fake):
     ]
     assert [(t["id"], t["tier_run_id"]) for t in stored] == [(glacier["id"], "tiers")]
     assert client.get("/v1/runs/nothing/tasks", headers=keys["trainer"]).status_code == 404
+
+
+def test_a_redelivered_job_writes_the_same_tasks_and_review_items_once(
+    client, keys, fake: FakeOpenAIServer, embedded_settings
+):
+    from sqlalchemy import update
+
+    from judge_service.storage.db import session_scope
+    from judge_service.storage.forge_tables import ForgeJobRow
+    from judge_service.worker.forge_task import run_forge
+
+    job = forge(client, keys["reviewer"], "traces", jsonl(traces()), miner=script_miner(fake))
+    before = count_state(client, keys["reviewer"])
+    assert run_forge(job["id"], settings=embedded_settings) == "done"  # finished: not run again
+    with session_scope(embedded_settings.database_url) as session:  # as if re-delivered mid-run
+        session.execute(
+            update(ForgeJobRow).where(ForgeJobRow.id == job["id"]).values(status="running")
+        )
+    assert run_forge(job["id"], settings=embedded_settings) == "done"
+    assert count_state(client, keys["reviewer"]) == before
+    again = client.get(f"/v1/forge/jobs/{job['id']}", headers=keys["reviewer"]).json()
+    assert again["counts"] == job["counts"] and [f["id"] for f in again["families"]] == [
+        f["id"] for f in job["families"]
+    ]
