@@ -1,4 +1,4 @@
-"""``judge-service``: serve, worker, db upgrade, keys create, plugins, score, local-model.
+"""``judge-service``: serve, worker, db upgrade, keys create, plugins, score, local-model, forge.
 
 Every command builds its settings once from the environment and works from any
 working directory: migrations, templates and seed rubrics come from the installed package,
@@ -15,6 +15,7 @@ import typer
 
 from judge_service.cli_common import ready_settings
 from judge_service.cli_detectors import audit_command, detectors_app
+from judge_service.cli_forge import forge_app
 from judge_service.cli_report import report_command
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
@@ -28,6 +29,7 @@ app.add_typer(detectors_app, name="detectors")
 app.command("audit")(audit_command)
 app.add_typer(rubrics_app, name="rubrics")
 app.command("report")(report_command)
+app.add_typer(forge_app, name="forge")
 log = logging.getLogger("judge_service")
 
 

@@ -19,7 +19,7 @@ Slug = Annotated[
 ]
 Decision = Literal["approve", "reject", "edit"]
 HumanLabel = Literal["good", "bad"]
-ReviewKind = Literal["rubric_item", "hack_finding", "disagreement"]
+ReviewKind = Literal["rubric_item", "hack_finding", "disagreement", "task_family"]
 ReviewStatus = Literal["pending", "approved", "rejected", "edited"]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from judge_service.storage import review_tables  # noqa: F401  (its tables join Base.metadata)
+from judge_service.storage import forge_tables, review_tables  # noqa: F401  (their tables join Base.metadata)
 from judge_service.storage.tables import Base
 
 config = context.config

@@ -1,7 +1,11 @@
 """TRL adapter: an async ``reward_funcs`` entry for ``GRPOTrainer``.
 
 A masked sample comes back as ``None`` (TRL turns it into NaN and leaves it out
-of the advantage), never as 0. Identical prompts form one GRPO group.
+of the advantage), never as 0. Identical prompts form one GRPO group. TRL passes a
+dataset's extra columns to reward functions as keyword arguments: ``reference`` (or
+``answer``, ``solution`` ...) becomes the sample's reference and ``task_id`` its
+``metadata.task_id``, so a ``judge-service forge export`` trains with no glue code and the
+run's difficulty tiers (``GET /v1/runs/{run_id}/tasks``) are per task.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ def build_samples(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: 
     size = len(prompts)
     references = _column(kwargs, REFERENCE_COLUMNS, size)
     contexts = _column(kwargs, ("context",), size)
+    task_ids = _column(kwargs, ("task_id",), size)
     samples = []
     group_ids: dict[str, str] = {}  # a GRPO step repeats each prompt: hash it once
     for index, (prompt, completion) in enumerate(zip(prompts, completions, strict=True)):
@@ -58,6 +63,8 @@ def build_samples(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: 
         context = contexts[index]
         if context is not None:
             sample["context"] = context if isinstance(context, list) else [str(context)]
+        if task_ids[index] is not None:
+            sample["metadata"] = {"task_id": str(task_ids[index])}
         samples.append(sample)
     return samples
 

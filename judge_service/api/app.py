@@ -16,6 +16,7 @@ from judge_service.api.body import BodyGuard
 from judge_service.api.docs import add_docs
 from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.routes import (
+    forge,
     health,
     judges,
     keys,
@@ -158,6 +159,7 @@ def create_app(
         runs,
         pages,
         run_pages,
+        forge,
     ):
         app.include_router(module.router)
     return app

@@ -28,6 +28,8 @@ from judge_service.errors import (
 
 #: Routes whose bodies are always JSON.
 JSON_PATHS = ("/v1/", "/get_reward")
+#: Upload routes under ``/v1/`` whose bodies are JSONL: their route names the bad line.
+JSONL_PATHS = ("/v1/forge/traces", "/v1/forge/documents")
 
 
 #: Where the guard leaves the body it parsed, for :class:`ParsedBodyRoute` to reuse.
@@ -119,6 +121,9 @@ class BodyGuard:
         body = b"".join(chunks)
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         is_json = content_type == b"application/json" or content_type.endswith(b"+json")
+        if scope["path"] in JSONL_PATHS:
+            await self.app(scope, _replay(body, receive), send)
+            return
         if scope["path"].startswith(JSON_PATHS) and not is_json:
             # JSON APIs read the body as JSON whatever the client declared (curl -d
             # sends a form type), so the client gets a JSON error, not a type error.

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from judge_service import wire_review
 from judge_service.errors import Conflict, NotFound, ValidationFailed
 from judge_service.review.decisions import DecisionError, next_criteria
-from judge_service.storage import audit, labels, review, rubrics
+from judge_service.storage import audit, forge, labels, review, rubrics
 from judge_service.storage.review_tables import ReviewItemRow
 from judge_service.storage.rollouts import find_sample
 from judge_service.storage.tables import ApiKeyRow, SampleRow
@@ -117,16 +117,20 @@ def decide(
         session.rollback()
         raise Conflict(f"review item {item_id} was decided meanwhile", detail={"id": item_id})
     approve = body.decision in ("approve", "edit")
-    ref = hack_id = None
+    ref = hack_id = family = None
     if item.kind == "rubric_item" and approve:
         ref = _approve_rubric_item(session, item, body, key)
     elif item.kind == "hack_finding":
         hack_id = _record_hack(session, item, body, key)
+    elif item.kind == "task_family":  # approved: its tasks export; rejected: retired
+        family_id = str(item.payload.get("family_id"))
+        status = forge.decide_family(session=session, family_id=family_id, decision=body.decision)
+        family = f"task_family:{family_id}:{status}" if status else None
     if body.label is not None:
         sample = session.get(SampleRow, item.sample_pk)
         if sample is not None:
             labels.set_label(session=session, sample=sample, label=body.label, reviewer=key.id)
-    outcome = ref or (f"known_hack:{hack_id}" if hack_id is not None else None)
+    outcome = ref or (f"known_hack:{hack_id}" if hack_id is not None else family)
     review.add_decision(
         session=session,
         item_id=item.id,

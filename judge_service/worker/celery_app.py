@@ -11,6 +11,7 @@ from celery import Celery
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
+from judge_service.worker.forge_task import FORGE_TASK, run_forge
 from judge_service.worker.mining_task import MINE_TASK, mine_rubric
 from judge_service.worker.tasks import score_batch
 
@@ -48,7 +49,7 @@ def make_celery(settings: Settings) -> Celery:
 
 
 def make_worker(settings: Settings) -> Celery:
-    """The Celery app with the scoring and mining tasks (what ``judge-service worker`` runs)."""
+    """The Celery app with its scoring, mining and forge tasks (``judge-service worker``)."""
     app = make_celery(settings)
     registry = Registry()
 
@@ -59,5 +60,9 @@ def make_worker(settings: Settings) -> Celery:
     @app.task(name=MINE_TASK)
     def mine_rubric_task(job_id: str) -> str:
         return mine_rubric(job_id, settings=settings)
+
+    @app.task(name=FORGE_TASK)
+    def forge_task(job_id: str) -> str:
+        return run_forge(job_id, settings=settings)
 
     return app

@@ -10,8 +10,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.storage import batches, mining
+from judge_service.storage import batches, forge, mining
 from judge_service.storage.db import session_scope
+from judge_service.worker.forge_task import FORGE_TASK, run_forge
 from judge_service.worker.mining_task import MINE_TASK, mine_rubric
 from judge_service.worker.tasks import score_batch
 from judge_service.worker.write_outs import DeferredWriteOuts
@@ -86,20 +87,26 @@ class InProcessDispatcher:
 
     def submit_task(self, name: str, *args: str) -> Future[str]:
         """Another task by its Celery name, run on the same pool."""
-        tasks = {MINE_TASK: lambda job_id: mine_rubric(job_id, settings=self.settings)}
+        tasks = {
+            MINE_TASK: lambda job_id: mine_rubric(job_id, settings=self.settings),
+            FORGE_TASK: lambda job_id: run_forge(job_id, settings=self.settings),
+        }
         if name not in tasks:
             raise KeyError(f"no task named {name!r}")
         return self.pool.submit(tasks[name], *args)
 
     def resume_unfinished(self) -> list[str]:
-        """Re-submit batches (and mining jobs) a previous process left unfinished."""
+        """Re-submit batches (and mining and forge jobs) a previous process left unfinished."""
         with session_scope(self.settings.database_url) as session:
             ids = batches.unfinished_batch_ids(session=session)
             jobs = mining.unfinished_job_ids(session=session)
+            forge_jobs = forge.unfinished_job_ids(session=session)
         for batch_id in ids:
             self.submit(batch_id)
         for job_id in jobs:
             self.submit_task(MINE_TASK, job_id)
+        for job_id in forge_jobs:
+            self.submit_task(FORGE_TASK, job_id)
         return ids
 
     def ping(self) -> bool:

@@ -43,13 +43,14 @@ def model_options(spec: dict[str, Any] | None, settings: Settings) -> dict[str, 
     return {"model": spec["name"], **{k: spec[k] for k in CALL_OPTIONS if k in spec}}
 
 
-async def _run(
+async def mine_with_model(
     rubric: Any,
     rollouts: list[MiningRollout],
     known: list[str],
     job: dict[str, Any],
     settings: Settings,
 ) -> tuple[MiningResult, CallUsage, str]:
+    """Mine ``rollouts`` with the job's model (a run's, or a forge job's failed traces)."""
     options = model_options(job["model"], settings)
     bounded = options.get("response_format_kind") == "json_object"
     usage = CallUsage()
@@ -108,7 +109,7 @@ def mine_rubric(job_id: str, *, settings: Settings) -> str:
             MiningRollout(ref, r.batch_id, r.sample, r.outcome)
             for ref, r in zip(names, stored, strict=True)
         ]
-        result, usage, model = asyncio.run(_run(rubric, rollouts, known, job, settings))
+        result, usage, model = asyncio.run(mine_with_model(rubric, rollouts, known, job, settings))
     except Exception as exc:  # a failed job says why; it does not crash the worker
         log.exception("mining job %s failed", job_id)
         with session_scope(url) as session:

@@ -9,9 +9,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from .openai_server import Behaviour, FakeOpenAIServer, fill, free_port
+from .openai_server import Behaviour, FakeOpenAIServer, Reply, fill, free_port
 
-__all__ = ["Behaviour", "FakeOpenAIServer", "fake", "fake_openai", "fill", "free_port", "server"]
+__all__ = [
+    "Behaviour",
+    "FakeOpenAIServer",
+    "Reply",
+    "fake",
+    "fake_openai",
+    "fill",
+    "free_port",
+    "server",
+]
 
 
 @pytest.fixture

@@ -5,7 +5,9 @@ does not know it is fake. Behaviour is chosen per model name, either configured 
 ``POST /_control/models/{model}`` (or :meth:`FakeOpenAIServer.configure`) or read from the
 model name itself: ``always-500``, ``rate-limit``, ``hang``, ``prose``, ``garbage``, ``slow-50``
 (milliseconds). Everything else answers normally, filling whatever JSON schema the request
-sends. Run alone with ``python -m tests.fakes.openai_server --port 8011 --latency-ms 50``.
+sends. ``replies`` script answers per prompt: the first :class:`Reply` whose ``match`` occurs in
+the request's messages answers it, with its ``contents`` (or ``scores``) in turn.
+Run alone with ``python -m tests.fakes.openai_server --port 8011 --latency-ms 50``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,15 @@ _NAME_FAULTS: dict[str, Fault] = {
 }
 
 
+class Reply(BaseModel):
+    """A scripted answer for requests whose messages contain ``match``: the next of
+    ``contents`` (JSON values, cycled), else the schema filled with the next of ``scores``."""
+
+    match: str
+    contents: list[Any] | None = None
+    scores: list[float] | None = None
+
+
 class Behaviour(BaseModel):
     """How the server answers one model. ``times`` limits the fault to the first N requests."""
 
@@ -47,6 +58,7 @@ class Behaviour(BaseModel):
     score: float = 0.8
     scores: list[float] | None = None  # numbers in answer order, e.g. to fake position bias
     boolean: bool = True
+    replies: list[Reply] = []
 
 
 def fill(
@@ -102,6 +114,7 @@ class FakeOpenAIServer:
         self.requests: Counter[str] = Counter()
         self.bodies: list[dict[str, Any]] = []
         self._numbers: dict[str, Iterator[float]] = {}  # per model, continued across requests
+        self._turns: Counter[str] = Counter()  # per scripted reply, which of its contents is next
         self.in_flight: Counter[str] = Counter()
         self.max_in_flight: Counter[str] = Counter()  # per model, as the client limits it
         self.port = port or free_port()
@@ -122,11 +135,17 @@ class FakeOpenAIServer:
     def configure(self, model: str, **fields: Any) -> None:
         """Set the behaviour of ``model`` (the name as sent, without the ``openai/`` prefix)."""
         self.behaviours[model] = Behaviour(**fields)
-        self._numbers.pop(model, None)
+        self._forget(model)
+
+    def _forget(self, model: str) -> None:
+        for store in (self._numbers, self._turns):
+            for key in [k for k in store if k == model or k.startswith(f"{model}\x00")]:
+                store.pop(key, None)
 
     def reset(self) -> None:
         self.behaviours.clear()
         self._numbers.clear()
+        self._turns.clear()
         self.requests.clear()
         self.bodies.clear()
         self.max_in_flight.clear()
@@ -173,7 +192,10 @@ class FakeOpenAIServer:
             error = {"error": {"message": "rate limited", "type": "rate_limit"}}
             return JSONResponse(error, status_code=429, headers=headers)
         schema = request_schema(body)
-        if fault == "prose" or (schema is None and fault == "none"):
+        scripted = self._scripted(model, behaviour, body, schema) if fault == "none" else None
+        if scripted is not None:
+            content = scripted
+        elif fault == "prose" or (schema is None and fault == "none"):
             content = "I think this answer is quite good, probably around eight out of ten."
         elif fault == "garbage":
             content = '{"score": "very high", "rationale": '
@@ -184,6 +206,26 @@ class FakeOpenAIServer:
             content = json.dumps(fill(schema or {}, behaviour, numbers))
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
         return JSONResponse(_completion(model, content, prompt_tokens))
+
+    def _scripted(
+        self, model: str, behaviour: Behaviour, body: dict[str, Any], schema: dict | None
+    ) -> str | None:
+        """The content of the first matching :class:`Reply`, or None."""
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        for index, reply in enumerate(behaviour.replies):
+            if reply.match not in text:
+                continue
+            key = f"{model}\x00reply{index}"
+            if reply.contents:
+                turn = self._turns[key]
+                self._turns[key] += 1
+                value = reply.contents[turn % len(reply.contents)]
+                return value if isinstance(value, str) else json.dumps(value)
+            numbers = self._numbers.setdefault(
+                key, itertools.cycle(reply.scores or behaviour.scores or [behaviour.score])
+            )
+            return json.dumps(fill(schema or {}, behaviour, numbers))
+        return None
 
     def _build_app(self) -> FastAPI:
         app = FastAPI()
@@ -200,7 +242,7 @@ class FakeOpenAIServer:
         @app.post("/_control/models/{model:path}")
         async def control(model: str, behaviour: Behaviour) -> dict[str, str]:
             self.behaviours[model] = behaviour
-            self._numbers.pop(model, None)
+            self._forget(model)
             return {"ok": model}
 
         @app.post("/_control/reset")

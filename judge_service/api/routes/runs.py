@@ -1,14 +1,19 @@
-"""``GET /v1/runs/{run_id}/report``: reward, hack rate by kind and agreement per step."""
+"""``GET /v1/runs/{run_id}/report`` (reward, hack rate by kind and agreement per step) and
+``GET /v1/runs/{run_id}/tasks`` (difficulty tiers per task)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from fastapi import APIRouter
 
+from judge_service import wire_forge
 from judge_service.api.deps import AnyKey, SessionDep
 from judge_service.errors import NotFound
+from judge_service.forge.tiers import TIERS
 from judge_service.review.run_report import run_report
+from judge_service.storage.forge_runs import apply_run_tiers
 from judge_service.storage.runs import run_samples
 
 router = APIRouter(prefix="/v1", tags=["runs"])
@@ -22,3 +27,23 @@ def get_run_report(run_id: str, session: SessionDep, key: AnyKey) -> dict[str, A
     if not samples:
         raise NotFound(f"no scored batches for run {run_id!r}", detail={"run_id": run_id})
     return run_report(run_id, samples)
+
+
+@router.get("/runs/{run_id}/tasks", response_model=wire_forge.RunTasks)
+def get_run_tasks(run_id: str, session: SessionDep, key: AnyKey) -> wire_forge.RunTasks:
+    """Per task (``metadata.task_id``, else ``group_id``): steps, pass rate, mean reward std
+    and tier. The tiers are stored on the forged tasks the run trained on, unless a later
+    run's tiers are already there."""
+    stats, shares, stored = apply_run_tiers(session=session, run_id=run_id)
+    if not stats:
+        raise NotFound(
+            f"no scored samples with a task for run {run_id!r}", detail={"run_id": run_id}
+        )
+    session.commit()
+    counts = Counter(s.tier for s in stats if s.tier is not None)
+    return wire_forge.RunTasks(
+        run_id=run_id,
+        tasks=[wire_forge.RunTask(**s.as_dict(), stored=s.task in stored) for s in stats],
+        tiers={tier: counts.get(tier, 0) for tier in TIERS},
+        steps=shares,
+    )

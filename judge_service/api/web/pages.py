@@ -122,7 +122,7 @@ def review_page(
     refused = refusal(who, next_path="/review", status=200)
     if refused is not None:
         return refused
-    kinds = ("rubric_item", "hack_finding", "disagreement")
+    kinds = ("rubric_item", "hack_finding", "disagreement", "task_family")
     items = review.list_items(session=session, kind=kind if kind in kinds else None, limit=50)
     rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10)
     return render(

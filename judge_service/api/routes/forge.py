@@ -1,0 +1,213 @@
+"""Signal manufacture: upload traces or documents (reviewer, admin), read jobs and tasks.
+
+Uploads are JSONL bodies (``curl --data-binary @traces.jsonl``); options are query
+parameters. The upload is checked whole before anything is stored: a bad line is a 422 that
+names the line and the field, and a body over ``JS_MAX_BODY_MB`` a 413.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from judge_service import wire_forge
+from judge_service.api.deps import AnyKey, ReviewerKey, SessionDep
+from judge_service.api.routes.rewards import ERRORS
+from judge_service.errors import NotFound, Unavailable, ValidationFailed
+from judge_service.forge.documents import parse_documents
+from judge_service.forge.inputs import ForgeInputError
+from judge_service.forge.traces import parse_traces
+from judge_service.storage import audit, forge
+from judge_service.storage.forge_tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
+from judge_service.worker.forge_task import FORGE_TASK
+
+router = APIRouter(prefix="/v1", tags=["forge"])
+SPEC_OPTIONS = ("miner", "generator", "solver", "verifiers")
+UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+    }
+}
+
+
+def _spec(value: str) -> Any:
+    """A model spec from a query value: a JSON object, or a plain model string."""
+    if value.lstrip().startswith("{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _specs(value: str) -> list[Any]:
+    if value.lstrip().startswith("["):
+        try:
+            return list(json.loads(value))
+        except json.JSONDecodeError:
+            return [value]
+    if value.lstrip().startswith("{"):
+        return [_spec(value)]
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def parse_options(request: Request, model: type[BaseModel]) -> BaseModel:
+    """The query parameters as ``model``; a bad or unknown option is a 422 naming it."""
+    raw: dict[str, Any] = {}
+    for name in request.query_params:
+        values = request.query_params.getlist(name)
+        if name == "verifiers":  # repeated, comma-separated model strings, or JSON
+            raw[name] = [v for value in values for v in _specs(value)]
+        else:
+            raw[name] = _spec(values[-1]) if name in SPEC_OPTIONS else values[-1]
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "options"
+        raise ValidationFailed(
+            f"invalid option {field}: {error['msg']}", detail={"field": field}
+        ) from exc
+
+
+def input_error(exc: ForgeInputError) -> ValidationFailed:
+    field = f" (field `{exc.field}`)" if exc.field and exc.line is not None else ""
+    return ValidationFailed(f"{exc}{field}", detail=exc.detail())
+
+
+def job_out(session: SessionDep, row: ForgeJobRow) -> wire_forge.ForgeJob:
+    families = forge.job_families(session=session, job_id=row.id)
+    return wire_forge.ForgeJob.model_validate(
+        {
+            **{c: getattr(row, c) for c in ("id", "kind", "status", "options", "created_at")},
+            **{c: getattr(row, c) for c in ("finished_at", "error")},
+            "counts": row.counts or {},
+            "result": row.result or {},
+            "families": [
+                {
+                    c: getattr(f, c)
+                    for c in ("id", "name", "terms", "status", "tasks", "failed_traces")
+                }
+                for f in families
+            ],
+        }
+    )
+
+
+async def _queue(
+    request: Request, session: SessionDep, key: Any, kind: str, text: str, options: BaseModel
+) -> JSONResponse:
+    job = forge.create_job(
+        session=session,
+        kind=kind,
+        options=options.model_dump(mode="json", exclude_none=True),
+        inputs=text,
+        created_by=key.id,
+    )
+    audit.record(session=session, actor=key.id, action=f"forge.{kind}", target=job.id)
+    session.commit()
+    try:
+        request.app.state.dispatcher.submit_task(FORGE_TASK, job.id)
+    except Exception as exc:
+        forge.finish_job(
+            session=session, job_id=job.id, counts={}, result={}, error="queue unavailable"
+        )
+        session.commit()
+        raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
+    return JSONResponse(job_out(session, job).model_dump(mode="json"), status_code=202)
+
+
+async def _upload(request: Request, parse: Any) -> str:
+    body = await request.body()
+    try:
+        await run_in_threadpool(parse, body)
+    except ForgeInputError as exc:
+        raise input_error(exc) from exc
+    return body.decode("utf-8")
+
+
+@router.post(
+    "/forge/traces",
+    response_model=wire_forge.ForgeJob,
+    status_code=202,
+    responses=ERRORS,
+    openapi_extra=UPLOAD_BODY,
+)
+async def forge_traces(request: Request, session: SessionDep, key: ReviewerKey):
+    """Queue a JSONL file of traces ``{"id", "messages", "tools"?, "metadata"?}``: candidate
+    tasks, near duplicates merged, families, failed-looking traces mined for rubric items.
+    Options: ``rubric``, ``miner``, ``max_items``."""
+    options = parse_options(request, wire_forge.TraceOptions)
+    text = await _upload(request, parse_traces)
+    return await _queue(request, session, key, "traces", text, options)
+
+
+@router.post(
+    "/forge/documents",
+    response_model=wire_forge.ForgeJob,
+    status_code=202,
+    responses=ERRORS,
+    openapi_extra=UPLOAD_BODY,
+)
+async def forge_documents(request: Request, session: SessionDep, key: ReviewerKey):
+    """Queue a JSONL file of documents ``{"id", "text"}`` for grounded task synthesis.
+    Options: ``generator``, ``verifiers`` (repeat or comma-separate), ``solver``,
+    ``samples_per_task``, ``max_tasks``, ``min_pass``, ``max_pass``, ``chunk_chars``."""
+    options = parse_options(request, wire_forge.DocumentOptions)
+    text = await _upload(request, parse_documents)
+    return await _queue(request, session, key, "documents", text, options)
+
+
+@router.get("/forge/jobs/{job_id}", response_model=wire_forge.ForgeJob, responses=ERRORS)
+def get_forge_job(job_id: str, session: SessionDep, key: AnyKey):
+    """A forge job: status, counts, its families, and (traces) the mining it started."""
+    row = forge.get_job(session=session, job_id=job_id)
+    if row is None:
+        raise NotFound(f"no forge job {job_id!r}", detail={"id": job_id})
+    return job_out(session, row)
+
+
+def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> wire_forge.ForgeTask:
+    return wire_forge.ForgeTask.model_validate(
+        {
+            **{
+                c: getattr(task, c)
+                for c in ("id", "job_id", "family_id", "kind", "prompt", "tools")
+            },
+            **{c: getattr(task, c) for c in ("reference", "source", "with_context")},
+            **{c: getattr(task, c) for c in ("without_context", "duplicates", "failures")},
+            **{c: getattr(task, c) for c in ("tier", "tier_run_id")},
+            "family": family.name,
+            "family_status": family.status,
+        }
+    )
+
+
+@router.get("/tasks", response_model=wire_forge.ForgeTaskList, responses=ERRORS)
+def list_tasks(
+    session: SessionDep,
+    key: AnyKey,
+    family: Annotated[str | None, Query(description="A family id or name")] = None,
+    tier: wire_forge.Tier | None = None,
+    approved: Annotated[bool | None, Query(description="true: approved families only")] = None,
+    job_id: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    offset: Annotated[int, Query(ge=0)] = 0,
+):
+    """Forged tasks, filtered; ``approved=true`` is what ``forge export`` writes."""
+    rows = forge.list_tasks(
+        session=session,
+        family=family,
+        tier=tier,
+        approved=approved,
+        job_id=job_id,
+        limit=limit,
+        offset=offset,
+    )
+    return wire_forge.ForgeTaskList(tasks=[task_out(t, f) for t, f in rows])

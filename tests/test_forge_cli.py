@@ -1,0 +1,104 @@
+"""``judge-service forge`` from the command line, bad inputs refused by line and field with
+nothing stored, and a forge job on a real Celery worker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import httpx
+
+from judge_service.settings import get_settings
+from tests.fakes import FakeOpenAIServer
+from tests.forge_data import bot, trace, traces, user, write_jsonl
+from tests.forge_support import JSONL, spec, wait_job
+from tests.helpers import JUDGE_SERVICE, Server, Worker, create_key, run_cli, service_env
+
+
+def fails(*args: str, env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run(
+        [JUDGE_SERVICE, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    return done.stderr
+
+
+def test_cli_forges_and_refuses_bad_files_naming_line_and_field(
+    sqlite_url: str, tmp_path: Path, fake: FakeOpenAIServer
+):
+    env = service_env(JS_DATABASE_URL=sqlite_url, JS_MAX_BODY_MB="32")
+    run_cli("db", "upgrade", env=env, cwd=tmp_path)
+    good = write_jsonl(tmp_path / "good.jsonl", traces())
+    miner = json.dumps(spec(fake, "miner"))
+    job = json.loads(run_cli("forge", "traces", str(good), "--miner", miner, env=env, cwd=tmp_path))
+    assert job["counts"]["tasks"] == 4 and job["counts"]["failed_traces"] == 4
+    everything = tmp_path / "all.jsonl"
+    listed = run_cli(
+        "forge", "export", "--out", str(everything), "--include-unapproved", env=env, cwd=tmp_path
+    )
+    assert listed.startswith("4 tasks")
+    assert run_cli("forge", "export", "--out", str(everything), env=env, cwd=tmp_path).startswith(
+        "0 tasks"
+    )
+
+    no_user = write_jsonl(
+        tmp_path / "no_user.jsonl", [trace("a", user("hi")), trace("b", bot("x"))]
+    )
+    assert "line 2: the trace has no user turn with text (field `messages`)" in fails(
+        "forge", "traces", str(no_user), env=env, cwd=tmp_path
+    )
+    not_json = tmp_path / "not_json.jsonl"
+    not_json.write_text(json.dumps(trace("a", user("hi"))) + "\n{oops\n")
+    assert "line 2: is not JSON" in fails("forge", "traces", str(not_json), env=env, cwd=tmp_path)
+    big = tmp_path / "big.jsonl"
+    with big.open("w") as handle:
+        for n in range(50):
+            handle.write(json.dumps(trace(f"t{n}", user("x" * 1_048_576))) + "\n")
+    assert "over JS_MAX_BODY_MB" in fails("forge", "traces", str(big), env=env, cwd=tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("Some text.")
+    (docs / "b.md").write_text("   \n")
+    assert "document b.md is empty" in fails("forge", "documents", str(docs), env=env, cwd=tmp_path)
+    empty_line = write_jsonl(
+        tmp_path / "docs.jsonl", [{"id": "a", "text": "x"}, {"id": "b", "text": ""}]
+    )
+    assert "line 2: `text` must be a non-empty string (field `text`)" in fails(
+        "forge", "documents", str(empty_line), env=env, cwd=tmp_path
+    )
+    assert "--tier must be one of" in fails(
+        "forge", "export", "--out", str(everything), "--tier", "easy", env=env, cwd=tmp_path
+    )
+    after = run_cli(
+        "forge", "export", "--out", str(everything), "--include-unapproved", env=env, cwd=tmp_path
+    )
+    assert after.startswith("4 tasks")  # nothing stored changed
+
+
+def test_a_forge_job_runs_on_a_celery_worker(
+    postgres_url: str, redis_url: str, tmp_path: Path, fake: FakeOpenAIServer
+):
+    url = get_settings(database_url=postgres_url).database_url
+    env = service_env(JS_DATABASE_URL=url, JS_BROKER_URL=redis_url)
+    run_cli("db", "upgrade", env=env, cwd=tmp_path)
+    reviewer = {"Authorization": f"Bearer {create_key('reviewer', env=env, cwd=tmp_path)}"}
+    worker = Worker(env=env, cwd=tmp_path, log=tmp_path / "worker.log")
+    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            body = "".join(json.dumps(t) + "\n" for t in traces())
+            queued = http.post(
+                "/v1/forge/traces",
+                content=body,
+                params={"miner": json.dumps(spec(fake, "miner"))},
+                headers={**reviewer, **JSONL},
+            )
+            assert queued.status_code == 202, queued.text
+            job = wait_job(http, reviewer, queued.json()["id"], timeout=120)
+            assert job["status"] == "done", (job, worker.log())
+            assert job["counts"]["tasks"] == 4 and job["counts"]["duplicates_merged"] == 4
+            assert "judge_service.forge" in worker.log()
+    finally:
+        server.kill()
+        worker.kill()
