@@ -149,8 +149,7 @@ def total_usage(verdicts: list[Verdict]) -> CallUsage:
 
 class JudgeScore(BaseModel):
     """What a judge plugin returns for one sample. NaN and infinity are refused here,
-    where judges' numbers enter: JSON holds neither, and a settled batch is stored as
-    JSON (``storage.settled``)."""
+    where judges' numbers enter: JSON (the answer, a result's components) holds neither."""
 
     model_config = ConfigDict(allow_inf_nan=False)
 

@@ -98,11 +98,6 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
 
 
-#: How long shutdown waits for answered batches to be stored as results; any left are
-#: written out at the next start (``resume_unfinished``).
-SHUTDOWN_WRITE_OUT_S = 10.0
-
-
 def create_app(
     settings: Settings,
     *,
@@ -116,17 +111,10 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
         tune_garbage_collector()
-        resume = getattr(app.state.dispatcher, "resume_unfinished", None)
-        if resume is not None:
-            resumed = resume()
-            if resumed:
-                log.info("resumed %d unfinished batches", len(resumed))
+        app.state.dispatcher.start()
         try:
             yield
         finally:
-            written_out = getattr(app.state.dispatcher, "written_out", None)
-            if written_out is not None:  # answered batches: store them before stopping
-                await written_out(timeout=SHUTDOWN_WRITE_OUT_S)
             app.state.dispatcher.close()
 
     app = FastAPI(
