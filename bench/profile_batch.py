@@ -36,6 +36,8 @@ from judge_service.storage import batches
 from judge_service.storage.db import session_scope, upgrade
 from judge_service.worker.tasks import score_batch
 
+#: A regular expression on file paths: the code this service is responsible for.
+OWN_CODE = r"/judge_service/|/plugins/(judges|aggregators)/"
 MODELS = ("openai/profile-judge-a", "openai/profile-judge-b", "openai/profile-judge-c")
 
 
@@ -110,10 +112,13 @@ def main() -> None:
     )
     if args.no_profile:
         return
-    stats = pstats.Stats(profiler).strip_dirs().sort_stats(args.sort)
+    stats = pstats.Stats(profiler)
     if args.out:
         stats.dump_stats(args.out)
-    stats.print_stats(args.top)
+    print("The service's own code (judge_service/, plugins/judges, plugins/aggregators):")
+    stats.sort_stats(args.sort).print_stats(OWN_CODE, args.top)
+    print("Everything (litellm, the detectors, the standard library included):")
+    stats.strip_dirs().sort_stats(args.sort).print_stats(args.top)
 
 
 if __name__ == "__main__":
