@@ -27,7 +27,7 @@ from judge_service.api.routes import (
 from judge_service.api.web import pages
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
-from judge_service.settings import Settings
+from judge_service.settings import Settings, get_settings
 from judge_service.worker.dispatch import Dispatcher, make_dispatcher
 
 log = logging.getLogger(__name__)
@@ -134,3 +134,9 @@ def create_app(
     for module in (health, rewards, keys, openrlhf, rubrics, review, judges, runs, pages):
         app.include_router(module.router)
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app with settings read from the environment now: the factory each process of
+    ``judge-service serve --workers N`` calls (uvicorn imports it by name)."""
+    return create_app(get_settings())

@@ -50,10 +50,15 @@ def make_worker(settings: Settings) -> Celery:
 
     The tasks are imported here, not at the top: the API sends them by name and
     never loads the pipeline."""
+    from celery.signals import worker_process_init
+
+    from judge_service.storage.db import forget_engines_after_fork
     from judge_service.worker.mining_task import mine_rubric
     from judge_service.worker.tasks import score_batch
 
     app = make_celery(settings)
+    # prefork: each child process opens its own database connections
+    worker_process_init.connect(lambda **_: forget_engines_after_fork(), weak=False)
     registry = Registry()
 
     @app.task(name=SCORE_TASK)
