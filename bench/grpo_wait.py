@@ -113,9 +113,10 @@ def main() -> None:
     try:
         reward = reward_function(url, api_key=key, judges=judges, run_id="grpo-bench")
         step_wait(reward, 0, trainer)  # warm-up
-        cpu_before = cpu_seconds(server.proc.pid)
+        cpu_before, fake_before = cpu_seconds(server.proc.pid), cpu_seconds(fake.proc.pid)
         waits = [step_wait(reward, step, trainer) for step in range(1, args.steps + 1)]
         service_cpu = (cpu_seconds(server.proc.pid) - cpu_before) / args.steps
+        fake_cpu = (cpu_seconds(fake.proc.pid) - fake_before) / args.steps
     finally:
         trainer.close()
         server.stop()
@@ -129,6 +130,7 @@ def main() -> None:
         "wait / bound",
         "service CPU per step s",
         "CPU ms per call",
+        "fake server CPU per step s",
     )
     table.add_row(
         f"3 LLM judges, 50 ms fake{', default audit' if args.audit else ''}",
@@ -138,6 +140,7 @@ def main() -> None:
         f"{wait / bound:.2f}x (goal <= 1.3x)",
         f"{service_cpu:.3f}",
         f"{service_cpu / calls * 1000:.2f}",
+        f"{fake_cpu:.3f}",
     )
     Console(width=140).print(table)
 
