@@ -146,10 +146,12 @@ class Worker(Process):
         log: Path,
         concurrency: int = 2,
         pool: str | None = None,
+        metrics_port: int = 0,
     ) -> None:
         super().__init__(
             [JUDGE_SERVICE, "worker", "--concurrency", str(concurrency)]
-            + (["--pool", pool] if pool else []),
+            + (["--pool", pool] if pool else [])
+            + (["--metrics-port", str(metrics_port)] if metrics_port else []),
             env=env,
             cwd=cwd,
             log=log,

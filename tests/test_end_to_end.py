@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -147,13 +148,21 @@ def test_a_two_process_worker_scores_every_sample_exactly_once(
 ):
     """``worker --concurrency 2 --pool prefork``: two processes score three batches at once,
     and the first batch's task is delivered twice (as after a redelivery), so both processes
-    score it side by side; every sample still ends with exactly one result."""
+    score it side by side; every sample still ends with exactly one result. The worker's
+    ``--metrics-port`` counts what its processes scored (the parent scores nothing)."""
     from judge_service.settings import get_settings
     from judge_service.worker.dispatch import CeleryDispatcher
+    from tests.helpers import free_port
 
     key = create_key("trainer", env=celery_env, cwd=tmp_path)
+    metrics_port = free_port()
     worker = Worker(
-        env=celery_env, cwd=tmp_path, log=tmp_path / "worker.log", concurrency=2, pool="prefork"
+        env=celery_env,
+        cwd=tmp_path,
+        log=tmp_path / "worker.log",
+        concurrency=2,
+        pool="prefork",
+        metrics_port=metrics_port,
     )
     server = Server(env=celery_env, cwd=tmp_path, log=tmp_path / "serve.log")
     judges = [{"name": "slow_constant", "score": 0.5, "delay_s": 0.1}]
@@ -180,6 +189,9 @@ def test_a_two_process_worker_scores_every_sample_exactly_once(
                     time.sleep(0.1)
                 assert len(body["results"]) == n
                 assert all(r["valid"] and r["reward"] == 0.5 for r in body["results"])
+        metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        scored = re.search(r'judge_service_samples_scored_total\{outcome="valid"\} (\S+)', metrics)
+        assert scored is not None and float(scored.group(1)) >= 3 * n, metrics
         url = celery_env["JS_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(url) as connection:
             counts = connection.execute(
