@@ -107,9 +107,11 @@ def start_service(env: dict[str, str]) -> tuple[Child, str, str]:
     return child, url, key
 
 
-def start_worker(env: dict[str, str], concurrency: int = 2) -> Child:
+def start_worker(env: dict[str, str], concurrency: int = 2, pool: str | None = None) -> Child:
+    pool_args = ["--pool", pool] if pool else []
     child = Child(
-        [str(BIN / "judge-service"), "worker", "--concurrency", str(concurrency)], env=env
+        [str(BIN / "judge-service"), "worker", "--concurrency", str(concurrency), *pool_args],
+        env=env,
     )
     deadline = time.monotonic() + 60
     while "ready." not in Path(child.log.name).read_text(errors="replace"):

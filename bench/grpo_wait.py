@@ -1,30 +1,25 @@
-"""How long a GRPO trainer waits for the rewards of one step, in judge calls.
+"""How long a GRPO trainer waits for the rewards of one step, against the latency bound.
 
 Each step is 256 completions (64 prompts x 4), scored through the TRL adapter
-(``trainer_bridge.trl.reward_function``) against ``judge-service serve`` (embedded).
-The baseline, measured in the same run, is one call of the same judge on its own.
-Batched and concurrent, a step should cost about one judge call, not 256.
+(``trainer_bridge.trl.reward_function``, as GRPOTrainer calls it: from one event loop
+on a background thread) against ``judge-service serve`` (embedded: SQLite, the
+in-process executor). The panel is three LLM judges (``openai/grpo-judge-a|b|c``)
+on the OpenAI-compatible fake with 50 ms latency, so a step makes 768 judge calls.
 
-Two judges: ``slow_constant`` (the test plugin's judge that answers after 50 ms: the
-service's own overhead) and an LLM judge on the OpenAI-compatible fake with 50 ms
-latency (adds litellm's per-call CPU cost).
+The bound is what the latency alone allows: calls / concurrency x 50 ms, where the
+concurrency is the service's in-flight limit (``JS_JUDGE_CONCURRENCY`` per model, times
+three models). The goal is a step wait of at most 1.3x the bound.
 
-    .venv/bin/python bench/grpo_wait.py [--steps 20] [--audit] [--judge constant|llm]
+    .venv/bin/python bench/grpo_wait.py [--steps 10] [--audit] [--concurrency 64]
 
-To compare two builds (A/B), run the constant judge alone against each in turn:
-``git worktree add /tmp/ab <rev>`` then ``PYTHONPATH=/tmp/ab`` for the other build.
-
-The trainer side calls the reward function the way GRPOTrainer does: from one
-event loop on a background thread, every step. Without ``--audit`` the service runs
-the judges only (``JS_DETECTORS=none``); with it, also the default detectors.
+Without ``--audit`` the service runs the judges only (``JS_DETECTORS=none``); with it,
+also the default detectors. Figures in the README.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import atexit
-import contextlib
 import os
 import statistics
 import sys
@@ -40,54 +35,16 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common import fake_judge_server, service_env, start_service
-from tests.helpers import installed_test_plugin
 from trainer_bridge.trl import reward_function
 
 LATENCY_S = 0.05
 PROMPTS, GENERATIONS = 64, 4
+MODELS = ("openai/grpo-judge-a", "openai/grpo-judge-b", "openai/grpo-judge-c")
 
 
 class State:
     def __init__(self, step: int) -> None:
         self.global_step = step
-
-
-_plugin = contextlib.ExitStack()
-
-
-def ensure_test_plugin() -> None:
-    """The 50 ms judge lives in the tests' out-of-tree plugin package: when it is not
-    importable, install it in a temporary folder for this run (removed at exit)."""
-    try:
-        import js_test_plugin  # noqa: F401
-    except ImportError:
-        _plugin.enter_context(installed_test_plugin())
-        atexit.register(_plugin.close)
-
-
-async def one_call(judge: dict) -> float:
-    """Seconds for a single call of the judge, outside the service (the unit)."""
-    if judge["name"] == "slow_constant":
-        from js_test_plugin.judges import SlowConstantJudge
-
-        from judge_service.contracts import JudgeContext
-        from judge_service.domain import Sample
-
-        started = time.perf_counter()
-        await SlowConstantJudge(delay_s=LATENCY_S).score(
-            Sample(id="x", prompt="p", completion="c"), JudgeContext()
-        )
-        return time.perf_counter() - started
-    import litellm
-
-    started = time.perf_counter()
-    await litellm.acompletion(
-        model=judge["name"],
-        api_base=judge["api_base"],
-        api_key="sk",
-        messages=[{"role": "user", "content": uuid.uuid4().hex}],
-    )
-    return time.perf_counter() - started
 
 
 class TrainerLoop:
@@ -108,6 +65,7 @@ class TrainerLoop:
 
 
 def step_wait(reward, step: int, trainer: TrainerLoop) -> float:
+    """Seconds the trainer waits for one step's rewards (fresh texts: no cache hits)."""
     run = uuid.uuid4().hex
     prompts = [
         f"Task {p} of {run}: summarise the report."
@@ -125,72 +83,66 @@ def step_wait(reward, step: int, trainer: TrainerLoop) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU of a process so far (Linux ``/proc``), to show what a step
-    costs the service itself: the ratio depends on how fast the machine is."""
+    """User plus system CPU of a process so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--audit", action="store_true", help="the default detectors too")
     parser.add_argument(
-        "--audit", action="store_true", help="keep the default hindsight audit on (CPU detectors)"
-    )
-    parser.add_argument(
-        "--judge", choices=("constant", "llm"), help="only this judge (default: both)"
+        "--concurrency", type=int, default=64, help="JS_JUDGE_CONCURRENCY: in flight per model"
     )
     args = parser.parse_args()
-    ensure_test_plugin()
     fake, api_base = fake_judge_server(int(LATENCY_S * 1000))
     tmp = Path("/tmp") / f"js-grpo-{uuid.uuid4().hex[:6]}"
     tmp.mkdir()
     detectors = {} if args.audit else {"JS_DETECTORS": "none"}
-    env = service_env(JS_DATABASE_URL=f"sqlite:///{tmp / 'grpo.db'}", **detectors)
-    server, url, key = start_service(env)
-    judges = {
-        "slow_constant (50 ms)": {"name": "slow_constant", "delay_s": LATENCY_S, "score": 0.5},
-        "LLM on fake (50 ms)": {
-            "name": "openai/grpo-judge",
-            "api_base": api_base,
-            "api_key": "sk",
-            "concurrency": 256,
-        },
-    }
-    if args.judge is not None:
-        wanted = "slow_constant" if args.judge == "constant" else "LLM"
-        judges = {label: spec for label, spec in judges.items() if label.startswith(wanted)}
-    table = Table(
-        "judge",
-        "one call s",
-        "step wait s (median)",
-        "wait / one call",
-        "service CPU per step s",
-        "sequential would be",
+    env = service_env(
+        JS_DATABASE_URL=f"sqlite:///{tmp / 'grpo.db'}",
+        JS_JUDGE_CONCURRENCY=str(args.concurrency),
+        **detectors,
     )
+    server, url, key = start_service(env)
+    judges = [{"name": model, "api_base": api_base, "api_key": "sk"} for model in MODELS]
+    calls = PROMPTS * GENERATIONS * len(judges)
+    bound = calls / (args.concurrency * len(judges)) * LATENCY_S
     trainer = TrainerLoop()
     try:
-        for label, judge in judges.items():
-            reward = reward_function(url, api_key=key, judges=[judge], run_id="grpo-bench")
-            step_wait(reward, 0, trainer)  # warm-up
-            unit = statistics.median(asyncio.run(one_call(judge)) for _ in range(5))
-            cpu_before = cpu_seconds(server.proc.pid)
-            waits = [step_wait(reward, step, trainer) for step in range(1, args.steps + 1)]
-            service_cpu = (cpu_seconds(server.proc.pid) - cpu_before) / args.steps
-            wait = statistics.median(waits)
-            table.add_row(
-                label,
-                f"{unit:.3f}",
-                f"{wait:.3f}",
-                f"{wait / unit:.2f}x",
-                f"{service_cpu:.3f}",
-                f"{PROMPTS * GENERATIONS}x",
-            )
+        reward = reward_function(url, api_key=key, judges=judges, run_id="grpo-bench")
+        step_wait(reward, 0, trainer)  # warm-up
+        cpu_before, fake_before = cpu_seconds(server.proc.pid), cpu_seconds(fake.proc.pid)
+        waits = [step_wait(reward, step, trainer) for step in range(1, args.steps + 1)]
+        service_cpu = (cpu_seconds(server.proc.pid) - cpu_before) / args.steps
+        fake_cpu = (cpu_seconds(fake.proc.pid) - fake_before) / args.steps
     finally:
         trainer.close()
         server.stop()
         fake.stop()
-    Console(width=120).print(table)
+    wait = statistics.median(waits)
+    table = Table(
+        "panel",
+        "judge calls",
+        "bound s",
+        "step wait s (median)",
+        "wait / bound",
+        "service CPU per step s",
+        "CPU ms per call",
+        "fake server CPU per step s",
+    )
+    table.add_row(
+        f"3 LLM judges, 50 ms fake{', default audit' if args.audit else ''}",
+        str(calls),
+        f"{bound:.3f}",
+        f"{wait:.3f} ({min(waits):.3f}-{max(waits):.3f})",
+        f"{wait / bound:.2f}x (goal <= 1.3x)",
+        f"{service_cpu:.3f}",
+        f"{service_cpu / calls * 1000:.2f}",
+        f"{fake_cpu:.3f}",
+    )
+    Console(width=140).print(table)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ and the default database lives in the user's data directory.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -109,6 +111,12 @@ def serve(
     port: int = 8000,
     migrate: Annotated[bool, typer.Option(help="Run `db upgrade` first (default when embedded)")]
     | None = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1, help="API processes (uvicorn workers); more than 1 needs PostgreSQL and a broker"
+        ),
+    ] = 1,
 ) -> None:
     """Run the HTTP API (embedded executor when JS_BROKER_URL is unset)."""
     import uvicorn
@@ -118,41 +126,56 @@ def serve(
 
     settings = get_settings()
     _logging(settings.log_level)
+    if workers > 1 and (settings.embedded or settings.database_url.startswith("sqlite")):
+        raise typer.BadParameter(
+            f"{workers} API processes need PostgreSQL (JS_DATABASE_URL) and a broker "
+            "(JS_BROKER_URL): embedded, batches are scored inside the one API process, and "
+            "SQLite lets one process write at a time. Run one process, or scale with "
+            "`judge-service worker --concurrency N` on PostgreSQL and Redis.",
+            param_hint="--workers",
+        )
     log.info("database: %s", describe_url(settings.database_url))
     if migrate if migrate is not None else settings.embedded:
         for ref in _upgrade(settings.database_url):
             log.info("imported the shipped rubric %s", ref)
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        log_level=settings.log_level.lower(),
-        access_log=settings.access_log,
-    )
+    options = {
+        "host": host,
+        "port": port,
+        "log_level": settings.log_level.lower(),
+        "access_log": settings.access_log,
+    }
+    if workers == 1:
+        uvicorn.run(create_app(settings), **options)
+    else:  # each process builds its own app from the environment, as this one did
+        uvicorn.run(
+            "judge_service.api.app:app_from_environment", factory=True, workers=workers, **options
+        )
 
 
 @app.command()
 def worker(
-    concurrency: Annotated[int, typer.Option(help="Batches scored at once")] = 4,
-    pool: Annotated[str, typer.Option(help="Celery pool: threads, prefork, solo")] = "threads",
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Batches scored at once: processes with prefork")
+    ] = 2,
+    pool: Annotated[str, typer.Option(help="Celery pool: prefork, threads, solo")] = "prefork",
     metrics_port: Annotated[int, typer.Option(help="Serve Prometheus metrics; 0 = off")] = 0,
 ) -> None:
     """Run a Celery worker on JS_BROKER_URL."""
-    from judge_service.worker.celery_app import QUEUE, make_worker
-
     settings = get_settings()
     if settings.embedded:
         raise typer.BadParameter("JS_BROKER_URL is not set; the embedded server needs no worker")
     _logging(settings.log_level)
+    if metrics_port and pool == "prefork":
+        # set before prometheus_client is imported: the processes share counters in files
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="judge-service-metrics-")
     from judge_service.api.app import tune_garbage_collector
     from judge_service.llm import get_client
+    from judge_service.worker.celery_app import QUEUE, make_worker
 
     get_client(settings)  # import litellm and its tables before the start-up heap is frozen
-    tune_garbage_collector()
+    tune_garbage_collector()  # before the fork: the children share the frozen heap
     if metrics_port:
-        from prometheus_client import start_http_server
-
-        start_http_server(metrics_port, addr="127.0.0.1")
+        _serve_worker_metrics(metrics_port, processes=pool == "prefork")
     make_worker(settings).worker_main(
         [
             "worker",
@@ -165,6 +188,18 @@ def worker(
             "--without-mingle",
         ]
     )
+
+
+def _serve_worker_metrics(port: int, *, processes: bool) -> None:
+    """Prometheus metrics on ``port``; summed over the pool's processes when ``processes``."""
+    from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    registry = REGISTRY
+    if processes:
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+    start_http_server(port, addr="127.0.0.1", registry=registry)
 
 
 @app.command("local-model")

@@ -141,16 +141,25 @@ NO_USAGE = CallUsage()
 
 
 def total_usage(verdicts: list[Verdict]) -> CallUsage:
-    """What the verdicts cost together (one verdict: its own usage, no new object)."""
+    """What the verdicts cost together (one verdict: its own usage, no new object; a
+    panel: one new object, not one per verdict added)."""
     if len(verdicts) == 1:
         return verdicts[0].usage
-    return sum((v.usage for v in verdicts), NO_USAGE)
+    usages = [v.usage for v in verdicts if v.usage is not NO_USAGE]
+    if len(usages) <= 1:
+        return usages[0] if usages else NO_USAGE
+    return CallUsage(
+        judge_calls=sum(u.judge_calls for u in usages),
+        cache_hits=sum(u.cache_hits for u in usages),
+        prompt_tokens=sum(u.prompt_tokens for u in usages),
+        completion_tokens=sum(u.completion_tokens for u in usages),
+        cost_usd=sum(u.cost_usd for u in usages),
+    )
 
 
 class JudgeScore(BaseModel):
     """What a judge plugin returns for one sample. NaN and infinity are refused here,
-    where judges' numbers enter: JSON holds neither, and a settled batch is stored as
-    JSON (``storage.settled``)."""
+    where judges' numbers enter: JSON (the answer, a result's components) holds neither."""
 
     model_config = ConfigDict(allow_inf_nan=False)
 

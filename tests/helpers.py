@@ -142,11 +142,14 @@ class Process:
 class Server(Process):
     """``judge-service serve`` on a free port, ready when /healthz answers."""
 
-    def __init__(self, *, env: dict[str, str], cwd: Path, log: Path, timeout: float = 60) -> None:
+    def __init__(
+        self, *, env: dict[str, str], cwd: Path, log: Path, timeout: float = 60, workers: int = 1
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         super().__init__(
-            [JUDGE_SERVICE, "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            [JUDGE_SERVICE, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+            + (["--workers", str(workers)] if workers > 1 else []),
             env=env,
             cwd=cwd,
             log=log,
@@ -167,9 +170,20 @@ class Server(Process):
 class Worker(Process):
     """``judge-service worker`` (a real Celery worker process on Redis)."""
 
-    def __init__(self, *, env: dict[str, str], cwd: Path, log: Path, concurrency: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        log: Path,
+        concurrency: int = 2,
+        pool: str | None = None,
+        metrics_port: int = 0,
+    ) -> None:
         super().__init__(
-            [JUDGE_SERVICE, "worker", "--concurrency", str(concurrency)],
+            [JUDGE_SERVICE, "worker", "--concurrency", str(concurrency)]
+            + (["--pool", pool] if pool else [])
+            + (["--metrics-port", str(metrics_port)] if metrics_port else []),
             env=env,
             cwd=cwd,
             log=log,

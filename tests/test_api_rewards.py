@@ -207,8 +207,8 @@ def test_run_id_and_step_are_kept(client, keys):
 
 
 def test_answer_from_the_executor_equals_a_later_read_of_the_batch(client, keys):
-    """With ``wait`` the embedded executor answers from the outcomes it committed; a
-    later GET reads the same batch from the database and must give the same JSON."""
+    """With ``wait`` the answer is the batch as the executor stored it; a later GET
+    reads the same batch from the database and must give the same JSON."""
     response = client.post(
         "/v1/rewards",
         headers=keys["trainer"],
@@ -261,37 +261,31 @@ def test_compact_answer_leaves_out_judges_and_components_but_stores_them(client,
     assert wrong.status_code == 422 and "detail" in wrong.text
 
 
-def test_a_batch_that_is_not_stored_is_not_scored_into_the_database(embedded_settings):
-    """Judging may start before the API commits the samples; if the commit never happens
-    (a concurrent request with the same idempotency key won), nothing is written."""
-    import asyncio
-    from concurrent.futures import Future
-    from datetime import timedelta
+def test_a_batch_reads_back_identically_after_a_restart(embedded_settings, keys):
+    """Scored, then the embedded app stops and starts again on the same SQLite file:
+    the batch reads back through the API as it was answered, and is not scored again."""
+    from judge_service.api.app import create_app
 
-    import pytest
-
-    from judge_service.domain import Sample
-    from judge_service.registry import Registry
-    from judge_service.storage.db import session_scope
-    from judge_service.storage.tables import ResultRow
-    from judge_service.storage.types import utcnow
-    from judge_service.worker.result_writer import BatchNotStored
-    from judge_service.worker.tasks import BatchWork, score_work
-
-    rows: Future[dict[int, int]] = Future()
-    rows.set_exception(RuntimeError("another request stored this batch first"))
-    work = BatchWork(
-        batch_id="never-stored",
-        positions=[0],
-        samples=[Sample(id="a", prompt="2+2?", completion="4", reference="4")],
-        plan={"judges": [{"name": "reference_match"}], "aggregator": "mean"},
-        deadline_at=utcnow() + timedelta(seconds=30),
-        n_samples=1,
-        sample_rows=rows,
-    )
-    with pytest.raises(BatchNotStored):
-        asyncio.run(
-            score_work(work, settings=embedded_settings, registry=Registry(), known_hacks=[])
-        )
-    with session_scope(embedded_settings.database_url) as session:
-        assert session.query(ResultRow).count() == 0
+    body = {
+        "samples": [
+            sample("right", "The answer is 4", group="g"),
+            sample("wrong", "5", group="g"),
+            sample("blank", " ", group="g"),
+            sample("odd", "4 nul\x00 \u202e🚀", reference="4"),
+        ],
+        "judges": ["reference_match", "always_fails"],
+        "run_id": "restart",
+        "step": 3,
+        "idempotency_key": "restart-1",
+    }
+    with TestClient(create_app(embedded_settings)) as first:
+        answered = first.post("/v1/rewards", json=body, headers=keys["trainer"])
+        assert answered.status_code == 200, answered.text
+        batch_id = answered.json()["batch_id"]
+        before = first.get(f"/v1/rewards/{batch_id}", headers=keys["trainer"]).json()
+    assert before == answered.json()
+    with TestClient(create_app(embedded_settings)) as second:
+        after = second.get(f"/v1/rewards/{batch_id}", headers=keys["trainer"])
+        assert after.status_code == 200 and after.json() == before
+        again = second.post("/v1/rewards", json=body, headers=keys["trainer"])
+        assert again.status_code == 200 and again.json() == before  # the same batch, not rescored

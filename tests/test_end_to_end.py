@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.helpers import Server, Worker, create_key, run_cli, service_env
+from tests.helpers import JUDGE_SERVICE, Server, Worker, create_key, run_cli, service_env
 
 
 def _score_scenario(url: str, key: str) -> None:
@@ -135,3 +137,96 @@ def test_worker_killed_mid_batch_loses_nothing(tmp_path: Path, celery_env: dict[
     finally:
         server.kill()
         first.kill()
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_a_two_process_worker_scores_every_sample_exactly_once(
+    tmp_path: Path, celery_env: dict[str, str]
+):
+    """``worker --concurrency 2 --pool prefork``: two processes score three batches at once,
+    and the first batch's task is delivered twice (as after a redelivery), so both processes
+    score it side by side; every sample still ends with exactly one result. The worker's
+    ``--metrics-port`` counts what its processes scored (the parent scores nothing)."""
+    from judge_service.settings import get_settings
+    from judge_service.worker.dispatch import CeleryDispatcher
+    from tests.helpers import free_port
+
+    key = create_key("trainer", env=celery_env, cwd=tmp_path)
+    metrics_port = free_port()
+    worker = Worker(
+        env=celery_env,
+        cwd=tmp_path,
+        log=tmp_path / "worker.log",
+        concurrency=2,
+        pool="prefork",
+        metrics_port=metrics_port,
+    )
+    server = Server(env=celery_env, cwd=tmp_path, log=tmp_path / "serve.log")
+    judges = [{"name": "slow_constant", "score": 0.5, "delay_s": 0.1}]
+    n = 16
+    try:
+        assert len(_children(worker.proc.pid)) == 2, worker.log()
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=server.url, headers=headers, timeout=60) as http:
+            ids = []
+            for b in range(3):
+                samples = [{"id": f"b{b}s{i}", "prompt": "p", "completion": "c"} for i in range(n)]
+                body = {"samples": samples, "judges": judges, "wait": False, "timeout_s": 120}
+                ids.append(http.post("/v1/rewards", json=body).json()["batch_id"])
+            settings = get_settings(
+                database_url=celery_env["JS_DATABASE_URL"], broker_url=celery_env["JS_BROKER_URL"]
+            )
+            dispatcher = CeleryDispatcher(settings)
+            dispatcher.submit(ids[0])  # a second delivery of the first batch
+            dispatcher.close()
+            deadline = time.monotonic() + 120
+            for batch_id in ids:
+                while (body := http.get(f"/v1/rewards/{batch_id}").json())["status"] != "done":
+                    assert time.monotonic() < deadline, worker.log()
+                    time.sleep(0.1)
+                assert len(body["results"]) == n
+                assert all(r["valid"] and r["reward"] == 0.5 for r in body["results"])
+        metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        scored = re.search(r'judge_service_samples_scored_total\{outcome="valid"\} (\S+)', metrics)
+        assert scored is not None and float(scored.group(1)) >= 3 * n, metrics
+        url = celery_env["JS_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(url) as connection:
+            counts = connection.execute(
+                "SELECT count(r.id) FROM samples s LEFT JOIN results r ON r.sample_id = s.id "
+                "GROUP BY s.id"
+            ).fetchall()
+        assert len(counts) == 3 * n
+        assert {count for (count,) in counts} == {1}
+    finally:
+        server.kill()
+        worker.kill()
+
+
+def test_serve_refuses_several_processes_on_sqlite(tmp_path: Path):
+    env = service_env(JS_DATABASE_URL=f"sqlite:///{tmp_path / 'one.db'}")
+    done = subprocess.run(
+        [JUDGE_SERVICE, "serve", "--workers", "2"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "--workers" in done.stderr and "PostgreSQL" in done.stderr
+
+
+def test_two_api_processes_on_postgres(tmp_path: Path, celery_env: dict[str, str]):
+    """``serve --workers 2``: two API processes share the port, PostgreSQL and the broker."""
+    key = create_key("trainer", env=celery_env, cwd=tmp_path)
+    worker = Worker(env=celery_env, cwd=tmp_path, log=tmp_path / "worker.log")
+    server = Server(env=celery_env, cwd=tmp_path, log=tmp_path / "serve.log", workers=2)
+    try:
+        assert len(_children(server.proc.pid)) >= 2, server.log()
+        _score_scenario(server.url, key)
+    finally:
+        server.kill()
+        worker.kill()

@@ -139,6 +139,55 @@ def test_trainer_bridge_imports_only_wire() -> None:
     assert bad == [], "trainer_bridge reaches into the server:\n" + "\n".join(bad)
 
 
+#: What the API must not import: it stores, dispatches and reads; the worker scores
+#: (the pipeline) and writes results (the task and writer modules).
+API_FORBIDDEN = (
+    "judge_service.pipeline",
+    "judge_service.worker.tasks",
+    "judge_service.worker.mining_task",
+    "judge_service.worker.result_writer",
+    "judge_service.worker.review_enqueue",
+    "judge_service.worker.inprocess",
+    "judge_service.worker.offline",
+)
+
+
+def test_the_api_imports_neither_the_pipeline_nor_the_worker_tasks_and_writers() -> None:
+    """Every module of ``judge_service.api``, read with ast (imports inside functions too)."""
+    bad = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in python_files(PACKAGE / "api")
+        for module in imported_modules(path)
+        if any(of_package(module, f) for f in API_FORBIDDEN)
+    ]
+    assert bad == [], "the API reaches into the worker:\n" + "\n".join(bad)
+
+
+def test_importing_the_api_loads_no_scoring_or_writing_module() -> None:
+    """The same rule at run time, through every indirection: a fresh interpreter imports
+    every module of ``judge_service.api`` and the dispatcher, then lists what got loaded.
+    (The shared panel builder brings the pipeline's panel and consensus types, not the
+    code that scores a batch.)"""
+    import subprocess
+    import sys
+
+    modules = [module_name(path)[0] for path in python_files(PACKAGE / "api")]
+    modules.append("judge_service.worker.dispatch")
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    forbidden = [*API_FORBIDDEN[1:], "judge_service.pipeline.evaluate"]
+    bad = [m for m in loaded if any(of_package(m, f) for f in forbidden)]
+    assert "judge_service.api.submission" in loaded
+    assert bad == [], f"importing the API loads {bad}"
+
+
 PLUGIN_RULE = {"judge_service.contracts", "judge_service.domain", "judge_service.llm"}
 
 

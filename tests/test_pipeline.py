@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from judge_service import wire
 from judge_service.contracts import Detector, Evidence
 from judge_service.domain import NO_USAGE, CallUsage, Finding, JudgeScore, Outcome, Sample, Verdict
-from judge_service.panels import build_panel
+from judge_service.errors import UnknownJudge
+from judge_service.panels import build_member, build_panel
 from judge_service.pipeline.auditing import POLICIES, audit, hack_score
 from judge_service.pipeline.consensus import Panel, agreement, decide
 from judge_service.pipeline.evaluate import Plan, evaluate_batch, evaluate_sample
@@ -491,3 +493,26 @@ def test_an_aggregator_giving_no_number_masks_the_sample_instead_of_clamping(bro
     assert outcomes[0].valid is False and outcomes[0].reward is None
     assert outcomes[0].failure_kind == "internal_error"
     assert "aggregator" in (outcomes[0].failure_reason or "")
+
+
+@pytest.mark.parametrize("odd", [float("nan"), float("inf"), float("-inf")])
+def test_no_nan_or_infinity_reaches_an_outcome(odd):
+    """JSON holds neither (an answer, a result's components): pydantic-core would write
+    null, which would not read back. So they are refused where numbers enter an
+    outcome: a judge's score and components, the usage, a judge's weight (request or
+    default), and the consensus (tested above)."""
+    with pytest.raises(ValidationError):
+        JudgeScore(score=0.5, components={"c": odd})
+    with pytest.raises(ValidationError):
+        CallUsage(cost_usd=odd)
+    with pytest.raises(ValidationError) as weight:
+        wire.RewardRequest.model_validate(
+            {
+                "samples": [{"id": "s", "prompt": "p", "completion": "c"}],
+                "judges": [{"name": "reference_match", "weight": odd}],
+            }
+        )
+    locations = [error["loc"] for error in weight.value.errors()]
+    assert ("judges", 0, "JudgeSpecObject", "weight") in locations
+    with pytest.raises(UnknownJudge):
+        build_member({"name": "reference_match", "weight": odd}, registry=Registry(), extra={})

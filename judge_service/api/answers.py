@@ -105,11 +105,8 @@ def done_response(
     outcomes: list[Outcome],
     group_ids: list[str | None],
 ) -> DoneAnswer:
-    """A done batch's answer from its stored outcomes, in sample order.
-
-    Shared by the read-back and by the answer built from the worker's memory, so
-    both give the same bytes.
-    """
+    """A done batch's answer from its stored outcomes, in sample order (every answer
+    is a read-back of the batch, so a POST and a later GET give the same bytes)."""
     return DoneAnswer(
         batch_id=batch_id,
         rubric=rubric,

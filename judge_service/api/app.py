@@ -29,7 +29,7 @@ from judge_service.api.routes import (
 from judge_service.api.web import pages, run_pages
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
-from judge_service.settings import Settings
+from judge_service.settings import Settings, get_settings
 from judge_service.worker.dispatch import Dispatcher, make_dispatcher
 
 log = logging.getLogger(__name__)
@@ -100,11 +100,6 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
 
 
-#: How long shutdown waits for answered batches to be stored as results; any left are
-#: written out at the next start (``resume_unfinished``).
-SHUTDOWN_WRITE_OUT_S = 10.0
-
-
 def create_app(
     settings: Settings,
     *,
@@ -118,17 +113,10 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
         tune_garbage_collector()
-        resume = getattr(app.state.dispatcher, "resume_unfinished", None)
-        if resume is not None:
-            resumed = resume()
-            if resumed:
-                log.info("resumed %d unfinished batches", len(resumed))
+        app.state.dispatcher.start()
         try:
             yield
         finally:
-            written_out = getattr(app.state.dispatcher, "written_out", None)
-            if written_out is not None:  # answered batches: store them before stopping
-                await written_out(timeout=SHUTDOWN_WRITE_OUT_S)
             app.state.dispatcher.close()
 
     app = FastAPI(
@@ -163,3 +151,9 @@ def create_app(
     ):
         app.include_router(module.router)
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app with settings read from the environment now: the factory each process of
+    ``judge-service serve --workers N`` calls (uvicorn imports it by name)."""
+    return create_app(get_settings())

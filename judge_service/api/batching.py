@@ -6,14 +6,10 @@ and reads results that workers wrote.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, overload
+from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy.exc import IntegrityError
@@ -23,7 +19,6 @@ from judge_service import wire
 from judge_service.api import answers
 from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
 from judge_service.auditors import audit_plan
-from judge_service.domain import Sample
 from judge_service.errors import (
     Conflict,
     DuplicateSampleIds,
@@ -32,13 +27,12 @@ from judge_service.errors import (
 )
 from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.panels import build_panel, normalise_spec
-from judge_service.pipeline.evaluate import START_WAVE
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import audit, batches
+from judge_service.storage.db import session_scope
 from judge_service.storage.results import load_outcomes
 from judge_service.storage.tables import ApiKeyRow, BatchRow
-from judge_service.storage.types import utcnow
 
 
 def request_hash(request: wire.RewardRequest) -> str:
@@ -120,32 +114,26 @@ def store_batch(
     plan: dict[str, Any],
     settings: Settings,
     key: ApiKeyRow,
-    prepared: PreparedBatch | None = None,
 ) -> tuple[BatchRow, bool]:
-    """Commit the batch and its samples; returns ``(batch, created)``.
+    """Commit the batch and its samples in one transaction; returns ``(batch, created)``.
 
     With an ``idempotency_key`` already used for the same request, the existing
     batch comes back and nothing is written; used for another request, 409.
-    ``prepared`` fixes the id, creation time and sample payloads in advance, for
-    a batch whose scoring starts while it is being stored.
     """
     fingerprint = request_hash(request)
     if request.idempotency_key:
         existing = batches.find_by_idempotency_key(session=session, key=request.idempotency_key)
         if existing is not None:
             return _same_request(existing, fingerprint), False
-    prepared = prepared or PreparedBatch.of(request, settings=settings)
-    batch_id = prepared.batch_id
+    batch_id = uuid.uuid4().hex
     try:
         batch = batches.create_batch(
             session=session,
             batch_id=batch_id,
-            samples=prepared.payloads,
-            now=prepared.created_at,
-            status=prepared.status,
+            samples=SAMPLES_IN.dump_python(request.samples, mode="json"),
             plan=plan,
             request_hash=fingerprint,
-            timeout_s=prepared.timeout_s,
+            timeout_s=batch_timeout_s(request, settings=settings),
             run_id=request.run_id,
             step=request.step,
             rubric_ref=rubric_ref(plan),
@@ -176,82 +164,6 @@ def store_batch(
 SAMPLES_IN = TypeAdapter(list[wire.SampleIn])
 
 
-#: Domain samples from the stored form, in one pass.
-DOMAIN_SAMPLES = TypeAdapter(list[Sample])
-
-
-@dataclass(frozen=True)
-class PreparedBatch:
-    """A batch's id, creation time, deadline and samples, fixed before it is stored."""
-
-    batch_id: str
-    created_at: datetime
-    timeout_s: float
-    samples: list[wire.SampleIn]
-    status: str = "queued"
-
-    @classmethod
-    def of(
-        cls, request: wire.RewardRequest, *, settings: Settings, status: str = "queued"
-    ) -> PreparedBatch:
-        return cls(
-            batch_id=uuid.uuid4().hex,
-            created_at=utcnow(),
-            timeout_s=batch_timeout_s(request, settings=settings),
-            samples=request.samples,
-            status=status,
-        )
-
-    @functools.cached_property
-    def payloads(self) -> list[dict[str, Any]]:
-        """The samples' stored form, made when first stored (on the storing thread, in
-        the fast path: not before the judge calls go out)."""
-        return SAMPLES_IN.dump_python(self.samples, mode="json")
-
-    @property
-    def deadline_at(self) -> datetime:
-        return self.created_at + timedelta(seconds=self.timeout_s)
-
-
-class SamplesOnDemand(Sequence[Sample]):
-    """A request's samples as domain ``Sample``s, made a wave at a time as scoring reads them.
-
-    Why: making a GRPO step's 256 samples takes ~1 ms, and its first judge call needs
-    only the first (``evaluate.FIRST_WAVE``). The rest are made wave by wave while the
-    calls already sent are under way, when the event loop has time to spare; the
-    trainer's wait ends with the last completion, not the last call sent. A slice makes
-    what it covers; one sample read alone makes the ``wave`` from it.
-    """
-
-    def __init__(self, samples: list[wire.SampleIn], wave: int = START_WAVE) -> None:
-        self._wire = samples
-        self._wave = wave
-        self._made: list[Sample] = []
-
-    def __len__(self) -> int:
-        return len(self._wire)
-
-    def _make(self, end: int) -> None:
-        """Make the samples up to ``end`` (exclusive), in one pass."""
-        if len(self._made) < end:
-            part = self._wire[len(self._made) : end]
-            self._made.extend(
-                DOMAIN_SAMPLES.validate_python(SAMPLES_IN.dump_python(part, mode="json"))
-            )
-
-    @overload
-    def __getitem__(self, index: int) -> Sample: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Sample]: ...
-    def __getitem__(self, index: int | slice) -> Sample | list[Sample]:
-        if isinstance(index, slice):
-            self._make(len(self) if (index.step or 1) < 0 else index.indices(len(self))[1])
-            return self._made[index]
-        position = range(len(self))[index]  # negative indices, and IndexError past the end
-        self._make(min(len(self), position + self._wave))  # read one by one: a wave per pass
-        return self._made[position]
-
-
 def _same_request(existing: BatchRow, fingerprint: str) -> BatchRow:
     if existing.request_hash != fingerprint:
         raise Conflict(
@@ -261,14 +173,14 @@ def _same_request(existing: BatchRow, fingerprint: str) -> BatchRow:
     return existing
 
 
-def discard_batch(*, session: Session, batch_id: str) -> None:
+def discard_batch(url: str, batch_id: str) -> None:
     """Remove a batch that could not be handed to a worker (the client gets a 503)."""
-    batch = batches.get_batch(session=session, batch_id=batch_id)
-    if batch is not None:
-        for sample in batch.samples:
-            session.delete(sample)
-        session.delete(batch)
-        session.commit()
+    with session_scope(url) as session:
+        batch = batches.get_batch(session=session, batch_id=batch_id)
+        if batch is not None:
+            for sample in batch.samples:
+                session.delete(sample)
+            session.delete(batch)
 
 
 def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse | answers.DoneAnswer:

@@ -20,18 +20,7 @@ def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-async def answered_written_out(request: Request) -> None:
-    """Wait (usually not at all) until every batch this process answered is stored as
-    results: the fast path answers first and writes out after (``storage.settled``),
-    and a read that follows an answer must see it."""
-    written_out = getattr(request.app.state.dispatcher, "written_out", None)
-    if written_out is not None:
-        await written_out()
-
-
-def get_session(
-    request: Request, _written_out: Annotated[None, Depends(answered_written_out)]
-) -> Iterator[Session]:
+def get_session(request: Request) -> Iterator[Session]:
     session = session_factory(request.app.state.settings.database_url)()
     try:
         yield session

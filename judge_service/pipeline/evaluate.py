@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
@@ -25,13 +25,6 @@ log = logging.getLogger(__name__)
 
 OnOutcome = Callable[[int, Outcome], Awaitable[None]]
 DEADLINE_GRACE_S = 0.2
-#: Tasks made before the loop gets a turn to start them. Waves, not all at once: the
-#: first judge calls of a 256-sample step go out ~1 ms sooner, and a step ends when its
-#: last completion is handled, which is that much sooner too. The first wave is a single
-#: task: the first answer comes back first and the rest queue behind it, so the step
-#: ends one judge latency plus the handling of every completion after the first call.
-START_WAVE = 32
-FIRST_WAVE = 1
 
 
 @dataclass(frozen=True)
@@ -96,39 +89,14 @@ def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
     }
 
 
-class Numbered(Sequence[tuple[int, Sample]]):
-    """``(index, sample)`` pairs read from ``samples`` as they are needed, unlike
-    ``list(enumerate(...))``: samples made on demand are made a wave at a time."""
-
-    def __init__(self, samples: Sequence[Sample]) -> None:
-        self.samples = samples
-
-    def __len__(self) -> int:
-        return len(self.samples)
-
-    @overload
-    def __getitem__(self, index: int) -> tuple[int, Sample]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[tuple[int, Sample]]: ...
-    def __getitem__(self, index: int | slice) -> tuple[int, Sample] | list[tuple[int, Sample]]:
-        if isinstance(index, slice):
-            positions = range(len(self))[index]
-            return list(zip(positions, self.samples[index], strict=True))
-        position = range(len(self))[index]
-        return position, self.samples[position]
-
-
 async def evaluate_batch(
     samples: Sequence[tuple[int, Sample]],
     plan: Plan,
     on_outcome: OnOutcome,
-    on_started: Callable[[], None] | None = None,
 ) -> int:
     """Score ``(position, sample)`` pairs, calling ``on_outcome`` as each finishes.
 
-    ``on_started`` runs once every sample's first step has run, that is once the
-    judge calls are under way. Returns how many outcomes were delivered (always
-    ``len(samples)``).
+    Returns how many outcomes were delivered (always ``len(samples)``).
     """
     # No gate when the whole batch fits under the concurrency limit (a GRPO step does).
     gate = asyncio.Semaphore(plan.concurrency) if len(samples) > plan.concurrency else None
@@ -165,15 +133,7 @@ async def evaluate_batch(
             if unfinished == 0 and not all_finished.done():
                 all_finished.set_result(None)
 
-    tasks: list[asyncio.Task[None]] = []
-    start, size = 0, FIRST_WAVE
-    while start < len(samples):
-        wave = samples[start : start + size]
-        tasks.extend(asyncio.ensure_future(score_and_deliver(i, s)) for i, s in wave)
-        await asyncio.sleep(0)  # one turn of the loop: the wave's judge calls go out
-        start, size = start + size, START_WAVE
-    if on_started is not None:
-        on_started()
+    tasks = [asyncio.ensure_future(score_and_deliver(i, s)) for i, s in samples]
     # Judges stop at the deadline themselves; the grace lets each sample's consensus use
     # the judges that did answer (down to the quorum) before unfinished work is cancelled.
     timeout = None

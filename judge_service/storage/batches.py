@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
@@ -28,10 +28,7 @@ def create_batch(
     now: datetime | None = None,
     status: str = "queued",
 ) -> BatchRow:
-    """Insert a batch and all its samples (the caller commits before acknowledging).
-
-    ``status="running"`` is for a batch whose scoring starts as it is stored.
-    """
+    """Insert a batch and all its samples (the caller commits before acknowledging)."""
     now = now or utcnow()
     batch = BatchRow(
         id=batch_id,
@@ -76,11 +73,9 @@ def find_by_idempotency_key(*, session: Session, key: str) -> BatchRow | None:
     return session.scalars(select(BatchRow).where(BatchRow.idempotency_key == key)).first()
 
 
-def idempotency_key_taken(*, connection: Connection, key: str) -> bool:
-    """True when a batch holds ``key``. On a bare connection: the answer gates every fast-path
-    batch's judge calls, and a session would cost ~0.5 ms more than the indexed lookup."""
-    query = select(BatchRow.id).where(BatchRow.idempotency_key == key).limit(1)
-    return connection.execute(query).first() is not None
+def status_of(*, session: Session, batch_id: str) -> str | None:
+    """The batch's status (None when there is no such batch), without loading the row."""
+    return session.scalar(select(BatchRow.status).where(BatchRow.id == batch_id))
 
 
 def unscored_samples(*, session: Session, batch_id: str) -> list[Any]:

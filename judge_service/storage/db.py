@@ -78,6 +78,15 @@ def dispose_engines() -> None:
         _engines.clear()
 
 
+def forget_engines_after_fork() -> None:
+    """In a forked child (a prefork worker process): drop the engines made before the fork
+    without closing their connections, which are the parent's; the child opens its own."""
+    with _lock:
+        for engine in _engines.values():
+            engine.dispose(close=False)
+        _engines.clear()
+
+
 def session_factory(url: str) -> sessionmaker[Session]:
     return sessionmaker(get_engine(url), expire_on_commit=False)
 

@@ -72,9 +72,8 @@ def _clean(outcome: Outcome) -> bool:
 def as_stored(outcome: Outcome) -> Outcome:
     """The outcome with its texts as the database keeps them (see ``safe_text``).
 
-    An answer built from the worker's memory must equal a later read of the same
-    batch, so both go through this one normalisation. Clean texts, the usual
-    case, come back as the same object: this runs for every sample of every batch.
+    The texts are made safe once, here, before they are written. Clean texts, the
+    usual case, come back as the same object: this runs for every sample of every batch.
     """
     if _clean(outcome):
         return outcome

@@ -118,25 +118,6 @@ class FindingRow(Base):
     evidence: Mapped[str] = mapped_column(Text)
 
 
-class SettledRow(Base):
-    """A batch's outcomes, committed in one row before the trainer gets them.
-
-    The embedded fast path commits this one row, answers, and only then writes the
-    outcomes out as results, verdicts and findings and deletes the row, all in one
-    transaction (``storage.settled``). Whoever finds a row here (a poll, the deadline
-    expiry, a restart) writes it out the same way, so what was answered is what is
-    stored. Most of the time this table is empty.
-    """
-
-    __tablename__ = "settled_outcomes"
-
-    batch_id: Mapped[str] = mapped_column(
-        ForeignKey("batches.id", ondelete="CASCADE"), primary_key=True
-    )
-    outcomes: Mapped[str] = mapped_column(Text)  # JSON: [[sample row id, position, outcome]]
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-
 class ApiKeyRow(Base):
     """An API key. Only its SHA-256 is stored; the key itself is shown once."""
 

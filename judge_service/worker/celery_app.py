@@ -11,11 +11,8 @@ from celery import Celery
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.worker.forge_task import FORGE_TASK, run_forge
-from judge_service.worker.mining_task import MINE_TASK, mine_rubric
-from judge_service.worker.tasks import score_batch
+from judge_service.worker.task_names import FORGE_TASK, MINE_TASK, SCORE_TASK
 
-TASK_NAME = "judge_service.score_batch"
 QUEUE = "judge_service"
 
 
@@ -49,11 +46,23 @@ def make_celery(settings: Settings) -> Celery:
 
 
 def make_worker(settings: Settings) -> Celery:
-    """The Celery app with its scoring, mining and forge tasks (``judge-service worker``)."""
+    """The Celery app with the scoring, mining and forge tasks (what ``judge-service worker`` runs).
+
+    The tasks are imported here, not at the top: the API sends them by name and
+    never loads the pipeline."""
+    from celery.signals import worker_process_init
+
+    from judge_service.storage.db import forget_engines_after_fork
+    from judge_service.worker.forge_task import run_forge
+    from judge_service.worker.mining_task import mine_rubric
+    from judge_service.worker.tasks import score_batch
+
     app = make_celery(settings)
+    # prefork: each child process opens its own database connections
+    worker_process_init.connect(lambda **_: forget_engines_after_fork(), weak=False)
     registry = Registry()
 
-    @app.task(name=TASK_NAME)
+    @app.task(name=SCORE_TASK)
     def score_batch_task(batch_id: str) -> str:
         return score_batch(batch_id, settings=settings, registry=registry)
 

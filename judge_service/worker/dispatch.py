@@ -1,39 +1,92 @@
-"""Choosing how a stored batch reaches a worker: Celery when a broker is set, else in-process."""
+"""How a stored batch reaches a worker, and how the API learns it is done.
+
+Celery when a broker is set, else the in-process executor. Both meet the one
+:class:`Dispatcher` Protocol, so the API never asks which one it has.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Protocol
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.worker.celery_app import TASK_NAME, make_celery
-from judge_service.worker.inprocess import InProcessDispatcher
+from judge_service.storage import batches
+from judge_service.storage.db import session_scope
+from judge_service.worker.celery_app import make_celery
+from judge_service.worker.task_names import SCORE_TASK
+
+#: Polling a Celery batch: first after this long, then 1.5 times longer each time, up to
+#: ``POLL_MAX_S`` (a batch on Celery takes far longer than this; an answer waits at most
+#: this much past its commit).
+POLL_FIRST_S, POLL_MAX_S = 0.005, 0.05
 
 
 class Dispatcher(Protocol):
-    def submit(self, batch_id: str) -> object: ...
+    """What the API needs from whoever scores its batches."""
 
-    def submit_task(self, name: str, *args: str) -> object: ...
+    def start(self) -> None:
+        """Begin taking work (the embedded executor resumes what a previous process left)."""
 
-    def ping(self) -> bool: ...
+    def submit(self, batch_id: str) -> None:
+        """Hand a committed batch to a worker; raises when the queue is unreachable."""
 
-    def close(self) -> None: ...
+    def submit_task(self, name: str, *args: str) -> None:
+        """Any other task by its Celery name (``task_names``), such as mining."""
+
+    async def wait(self, batch_id: str, timeout: float) -> bool:
+        """True once the batch is done in the database; False after ``timeout`` seconds."""
+
+    def ready(self) -> bool:
+        """Whether submitted work would reach a worker now (readiness)."""
+
+    def close(self) -> None:
+        """Stop taking work; what is unfinished stays stored for the next start."""
+
+
+def batch_done(database_url: str, batch_id: str) -> bool:
+    """True when the batch is done in the database (the one source of truth)."""
+    with session_scope(database_url) as session:
+        return batches.status_of(session=session, batch_id=batch_id) == "done"
 
 
 class CeleryDispatcher:
-    """Sends the scoring task to the broker; the workers do the rest."""
+    """Sends tasks to the broker; the workers do the rest.
+
+    ``wait`` polls the database, with backoff, rather than listening for a signal from
+    the worker (Redis pub/sub, say): the batch row is what every API replica reads
+    anyway, a signal can be missed (a reconnect, a replica started late) while a row
+    cannot, and the poll costs one primary-key read per waiting request every 50 ms at
+    most, next to a batch that takes seconds on Celery.
+    """
 
     def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self.app = make_celery(settings)
 
-    def submit(self, batch_id: str) -> object:
-        return self.app.send_task(TASK_NAME, args=[batch_id], retry=True)
+    def start(self) -> None:
+        """Nothing to resume here: unacknowledged tasks go back to the broker (late ack)."""
 
-    def submit_task(self, name: str, *args: str) -> object:
-        """Any other registered task by name (mining, say)."""
-        return self.app.send_task(name, args=list(args), retry=True)
+    def submit(self, batch_id: str) -> None:
+        self.app.send_task(SCORE_TASK, args=[batch_id], retry=True)
 
-    def ping(self) -> bool:
+    def submit_task(self, name: str, *args: str) -> None:
+        self.app.send_task(name, args=list(args), retry=True)
+
+    async def wait(self, batch_id: str, timeout: float) -> bool:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + max(0.0, timeout)
+        delay = POLL_FIRST_S
+        url = self.settings.database_url
+        while not await asyncio.to_thread(batch_done, url, batch_id):
+            left = end - loop.time()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(delay, left))
+            delay = min(delay * 1.5, POLL_MAX_S)
+        return True
+
+    def ready(self) -> bool:
         try:
             with self.app.connection_for_write() as connection:
                 connection.ensure_connection(max_retries=1, timeout=2)
@@ -47,5 +100,8 @@ class CeleryDispatcher:
 
 def make_dispatcher(settings: Settings, registry: Registry) -> Dispatcher:
     if settings.embedded:
+        # imported here: only the embedded executor brings the tasks into the API process
+        from judge_service.worker.inprocess import InProcessDispatcher
+
         return InProcessDispatcher(settings, registry)
     return CeleryDispatcher(settings)

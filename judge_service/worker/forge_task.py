@@ -22,7 +22,6 @@ from judge_service.worker.forge_review import enqueue_family, mine_families
 
 log = logging.getLogger(__name__)
 
-FORGE_TASK = "judge_service.forge"
 
 
 def _traces_job(job_id: str, text: str, options: dict[str, Any], settings: Settings, scope: Any):

@@ -23,7 +23,6 @@ from judge_service.storage.rollouts import run_rollouts
 
 log = logging.getLogger(__name__)
 
-MINE_TASK = "judge_service.mine_rubric"
 CALL_OPTIONS = ("api_base", "api_key", "response_format_kind", "free", "timeout_s")
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 
-from judge_service.domain import Outcome
 from judge_service.review.evidence import rollout_evidence
 from judge_service.review.queue_policy import QueuePolicy, select
 from judge_service.storage import batches, review
@@ -16,18 +15,6 @@ from judge_service.storage.db import session_scope
 from judge_service.storage.rollouts import batch_rollouts
 
 log = logging.getLogger(__name__)
-
-
-def may_need_review(outcomes: list[Outcome], policy: QueuePolicy | None = None) -> bool:
-    """The in-memory twin of the SQL pre-check: does any outcome reach the review policy?"""
-    policy = policy or QueuePolicy()
-    uncertain, split = policy.uncertain, policy.disagreement
-    for outcome in outcomes:  # a plain loop: this runs before every fast-path answer
-        if outcome.hack_score >= uncertain:
-            return True
-        if outcome.agreement is not None and outcome.agreement < split:
-            return True
-    return False
 
 
 def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | None = None) -> int:

@@ -70,6 +70,9 @@ class LLMJudge:
         self.guidance, self.max_chars, self.free, self.client = guidance, max_chars, free, client
         self.concurrency, self.text_max = concurrency, rationale_max_chars
         self.levels = score_levels
+        #: Made once: the same schema object on every call lets the client reuse its
+        #: compiled validator without writing the schema out as a key each time.
+        self.pointwise_schema = verdict_schema(self.text_max, self.levels)
 
     async def score(self, sample: Sample, context: JudgeContext) -> JudgeScore:
         """Pointwise score, or the rubric checklist when ``context.rubric`` has criteria."""
@@ -78,7 +81,7 @@ class LLMJudge:
             template, schema = "judge_rubric.jinja", rubric_schema(rubric, self.text_max)
             tokens = self.max_tokens + 80 * len(rubric.criteria)
         else:
-            template, schema = "judge_pointwise.jinja", verdict_schema(self.text_max, self.levels)
+            template, schema = "judge_pointwise.jinja", self.pointwise_schema
             tokens = self.max_tokens
         fields = self._fields(sample)
         verdict, usage = await self._ask(

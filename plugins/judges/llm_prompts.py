@@ -134,11 +134,35 @@ def group_schema(
     }
 
 
+#: Rendered prompts, ``(template, fields as JSON, id(rubric)) -> (rubric, messages)``: the
+#: judges of a panel that share a template ask about a sample with the same prompt, so it
+#: is rendered once per sample, not once per judge (Jinja is most of a render's cost).
+#: The rubric is held, so its id cannot be reused while the entry exists.
+_RENDERED: dict[tuple[str, str, int], tuple[Rubric | None, list[dict[str, str]]]] = {}
+_RENDERED_MAX = 4096
+
+
 def render(
     template: str, fields: dict[str, Any], rubric: Rubric | None = None
 ) -> list[dict[str, str]]:
-    """System and user messages, the data fenced under a boundary keyed on its content."""
-    digest = hmac.new(_KEY, json.dumps(fields, sort_keys=True).encode(), "sha256")
+    """System and user messages, the data fenced under a boundary keyed on its content.
+
+    Each call gets its own message dicts (a client may add to them); the text is made
+    once per template, fields and rubric."""
+    blob = json.dumps(fields, sort_keys=True)
+    key = (template, blob, id(rubric))
+    cached = _RENDERED.get(key)
+    if cached is None or cached[0] is not rubric:
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.clear()
+        cached = _RENDERED[key] = (rubric, _render(template, fields, blob, rubric))
+    return [dict(message) for message in cached[1]]
+
+
+def _render(
+    template: str, fields: dict[str, Any], blob: str, rubric: Rubric | None
+) -> list[dict[str, str]]:
+    digest = hmac.new(_KEY, blob.encode(), "sha256")
     boundary = f"DATA-{digest.hexdigest()[:20]}"
 
     def fence(label: str, text: str) -> str:

@@ -24,7 +24,7 @@ from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.traces import parse_traces
 from judge_service.storage import audit, forge
 from judge_service.storage.forge_tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
-from judge_service.worker.forge_task import FORGE_TASK
+from judge_service.worker.task_names import FORGE_TASK
 
 router = APIRouter(prefix="/v1", tags=["forge"])
 SPEC_OPTIONS = ("miner", "generator", "solver", "verifiers")

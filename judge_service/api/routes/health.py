@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
-from judge_service.api.deps import AnyKey, answered_written_out
+from judge_service.api.deps import AnyKey
 from judge_service.storage.db import get_engine, schema_is_current
 
 router = APIRouter(tags=["health"])
@@ -36,14 +34,11 @@ def _database_ready(url: str) -> str:
 
 
 @router.get("/metrics", response_class=PlainTextResponse)
-async def prometheus_metrics(
-    key: AnyKey, _written_out: Annotated[None, Depends(answered_written_out)]
-) -> PlainTextResponse:
+async def prometheus_metrics(key: AnyKey) -> PlainTextResponse:
     """Prometheus metrics of this process (batches, samples by outcome, judge verdicts).
 
     Like every endpoint but health and docs it needs a key (Prometheus sends one with
-    ``authorization: {credentials: ...}`` in its scrape config). Samples of answered
-    batches are counted as they are written out, so a scrape waits for those first.
+    ``authorization: {credentials: ...}`` in its scrape config).
     """
     return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
@@ -54,7 +49,7 @@ async def readyz(request: Request) -> JSONResponse:
     state = request.app.state
     checks = {
         "database": await run_in_threadpool(_database_ready, state.settings.database_url),
-        "queue": "ok" if await run_in_threadpool(state.dispatcher.ping) else "unreachable",
+        "queue": "ok" if await run_in_threadpool(state.dispatcher.ready) else "unreachable",
     }
     ready = all(value == "ok" for value in checks.values())
     return JSONResponse(

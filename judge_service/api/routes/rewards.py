@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
-from judge_service.api.deps import AnyKey, TrainerKey, answered_written_out
+from judge_service.api.deps import AnyKey, TrainerKey
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
@@ -44,7 +44,6 @@ async def get_rewards(
     batch_id: str,
     request: Request,
     key: AnyKey,
-    _written_out: Annotated[None, Depends(answered_written_out)],
     detail: Annotated[Literal["full", "compact"], Query(description=DETAIL_HELP)] = "full",
 ):
     """Poll a batch: 200 with results once done, 202 while it is queued or running."""

@@ -15,7 +15,7 @@ from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.storage import audit, mining, rubrics
 from judge_service.storage.review_tables import MiningJobRow, RubricVersionRow
 from judge_service.storage.rollouts import run_exists
-from judge_service.worker.mining_task import MINE_TASK
+from judge_service.worker.task_names import MINE_TASK
 
 router = APIRouter(prefix="/v1", tags=["rubrics"])
 

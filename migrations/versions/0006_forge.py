@@ -1,7 +1,7 @@
 """forge jobs, task families, forge tasks
 
-Revision ID: 0005_forge
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01 07:15:06.942542
 """
 
@@ -12,8 +12,8 @@ from alembic import op
 
 import judge_service.storage.types
 
-revision: str = "0005_forge"
-down_revision: str | None = "0004"
+revision: str = "0006"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
