@@ -23,7 +23,6 @@ from judge_service.worker.forge_review import enqueue_family, mine_families
 log = logging.getLogger(__name__)
 
 
-
 def _traces_job(job_id: str, text: str, options: dict[str, Any], settings: Settings, scope: Any):
     """Tasks and families from traces, a review item per family, then mining of the failed."""
     forged = forge_traces(parse_traces(text))
