@@ -5,7 +5,7 @@ calls at 64 in flight, in one run:
 
 - bare ``aiohttp`` and ``httpx`` POSTs (the floor), the ``openai`` SDK, ``litellm.acompletion``,
   and the service's ``ModelClient`` alone on each transport, from this process (CPU: this
-  process's user+sys over the calls);
+  process's user+sys over the calls; its start-up heap frozen, as the service freezes its own);
 - the service (``judge-service serve``), embedded (SQLite, in-process executor), one
   ``openai/`` judge per sample and no detectors, on each transport (``JS_OPENAI_TRANSPORT``);
 - the service with Celery (PostgreSQL, Redis db 11) at 1 and 2 worker processes
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import sys
 import time
@@ -242,6 +243,10 @@ def main() -> None:
     parser.add_argument("--skip-celery", action="store_true")
     args = parser.parse_args()
     n = args.calls
+    # The heap imported so far (litellm's tables) out of the collector's reach, as the service
+    # does at start: else full collections rescan it during the in-process rows.
+    gc.collect()
+    gc.freeze()
     fake, api_base = fake_judge_server(args.latency_ms)
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"js-calls-{uuid.uuid4().hex[:6]}"
     tmp.mkdir(parents=True)
