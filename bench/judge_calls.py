@@ -4,7 +4,8 @@ Everything calls one OpenAI-compatible fake (tests/fakes, 50 ms latency by defau
 calls at 64 in flight, in one run:
 
 - bare ``aiohttp`` and ``httpx`` POSTs (the floor), the ``openai`` SDK, ``litellm.acompletion``,
-  from this process (CPU: this process's user+sys over the calls);
+  and the service's ``ModelClient`` alone on each transport, from this process (CPU: this
+  process's user+sys over the calls; its start-up heap frozen, as the service freezes its own);
 - the service (``judge-service serve``), embedded (SQLite, in-process executor), one
   ``openai/`` judge per sample and no detectors, on each transport (``JS_OPENAI_TRANSPORT``);
 - the service with Celery (PostgreSQL, Redis db 11) at 1 and 2 worker processes
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import sys
 import time
@@ -46,6 +48,7 @@ from rich.table import Table
 
 from bench.common import Child, fake_judge_server, service_env, start_service, start_worker
 from bench.judge_overhead import SCHEMA, pg_database
+from judge_service.llm import ModelClient
 
 IN_FLIGHT = 64
 FORMAT = {
@@ -53,6 +56,8 @@ FORMAT = {
     "json_schema": {"name": "verdict", "schema": SCHEMA, "strict": True},
 }
 Row = tuple[str, int, float, float]  # name, calls, seconds, CPU seconds
+Call = Callable[[int], Awaitable[Any]]
+Close = Callable[[], Awaitable[Any]]
 
 
 def messages(i: int, run: str) -> list[dict[str, str]]:
@@ -70,21 +75,23 @@ async def gated(n: int, one: Callable[[int], Awaitable[Any]]) -> None:
     await asyncio.gather(*(call(i) for i in range(n)))
 
 
-def in_process(name: str, n: int, make: Callable[[], Callable[[int], Awaitable[Any]]]) -> Row:
+def in_process(name: str, n: int, make: Callable[[], tuple[Call, Close]]) -> Row:
     """``n`` calls of ``make()``'s coroutine at IN_FLIGHT, after a warm-up of 64."""
 
     async def run() -> tuple[float, float]:
-        one = make()
+        one, close = make()
         await gated(IN_FLIGHT, one)  # connections, imports
         cpu, started = time.process_time(), time.perf_counter()
         await gated(n, one)
-        return time.perf_counter() - started, time.process_time() - cpu
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        await close()
+        return seconds, cpu
 
     seconds, cpu = asyncio.run(run())
     return name, n, seconds, cpu
 
 
-def bare_aiohttp(api_base: str) -> Callable[[int], Awaitable[Any]]:
+def bare_aiohttp(api_base: str) -> tuple[Call, Close]:
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
     url, run = f"{api_base}/chat/completions", uuid.uuid4().hex
     headers = {"Authorization": "Bearer sk-bench", "Content-Type": "application/json"}
@@ -94,10 +101,10 @@ def bare_aiohttp(api_base: str) -> Callable[[int], Awaitable[Any]]:
         async with session.post(url, data=pydantic_core.to_json(body), headers=headers) as r:
             return pydantic_core.from_json(await r.read())["choices"][0]["message"]["content"]
 
-    return one
+    return one, session.close
 
 
-def bare_httpx(api_base: str) -> Callable[[int], Awaitable[Any]]:
+def bare_httpx(api_base: str) -> tuple[Call, Close]:
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=IN_FLIGHT)
     client = httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer sk-bench"})
     url, run = f"{api_base}/chat/completions", uuid.uuid4().hex
@@ -109,10 +116,10 @@ def bare_httpx(api_base: str) -> Callable[[int], Awaitable[Any]]:
         )
         return pydantic_core.from_json(response.content)["choices"][0]["message"]["content"]
 
-    return one
+    return one, client.aclose
 
 
-def openai_sdk(api_base: str) -> Callable[[int], Awaitable[Any]]:
+def openai_sdk(api_base: str) -> tuple[Call, Close]:
     client = openai.AsyncOpenAI(base_url=api_base, api_key="sk-bench", max_retries=0)
     run = uuid.uuid4().hex
 
@@ -124,10 +131,10 @@ def openai_sdk(api_base: str) -> Callable[[int], Awaitable[Any]]:
         )
         return reply.choices[0].message.content
 
-    return one
+    return one, client.close
 
 
-def litellm_call(api_base: str) -> Callable[[int], Awaitable[Any]]:
+def litellm_call(api_base: str) -> tuple[Call, Close]:
     run = uuid.uuid4().hex
 
     async def one(i: int) -> Any:
@@ -140,7 +147,28 @@ def litellm_call(api_base: str) -> Callable[[int], Awaitable[Any]]:
         )
         return reply.choices[0].message.content
 
-    return one
+    async def nothing() -> None:
+        """litellm keeps its own clients."""
+
+    return one, nothing
+
+
+def model_client(api_base: str, transport: str) -> tuple[Call, Close]:
+    """``ModelClient.complete_json`` alone: the transport plus retries, limits, cache, parsing."""
+    client = ModelClient(transport=transport)  # type: ignore[arg-type]
+    run = uuid.uuid4().hex
+
+    async def one(i: int) -> Any:
+        return await client.complete_json(
+            "openai/bench-judge",
+            messages(i, run),
+            SCHEMA,
+            cache_key_parts={"run": run, "i": i},
+            api_base=api_base,
+            api_key="sk-bench",
+        )
+
+    return one, client.aclose
 
 
 def samples(n: int) -> list[dict[str, str]]:
@@ -215,6 +243,10 @@ def main() -> None:
     parser.add_argument("--skip-celery", action="store_true")
     args = parser.parse_args()
     n = args.calls
+    # The heap imported so far (litellm's tables) out of the collector's reach, as the service
+    # does at start: else full collections rescan it during the in-process rows.
+    gc.collect()
+    gc.freeze()
     fake, api_base = fake_judge_server(args.latency_ms)
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"js-calls-{uuid.uuid4().hex[:6]}"
     tmp.mkdir(parents=True)
@@ -239,6 +271,8 @@ def main() -> None:
         lambda: in_process("bare httpx POST", n, lambda: bare_httpx(api_base)),
         lambda: in_process("openai SDK", n, lambda: openai_sdk(api_base)),
         lambda: in_process("litellm.acompletion", n, lambda: litellm_call(api_base)),
+        lambda: in_process("ModelClient, lean", n, lambda: model_client(api_base, "lean")),
+        lambda: in_process("ModelClient, litellm", n, lambda: model_client(api_base, "litellm")),
         lambda: through_service("service embedded, lean", embedded("lean"), api_base, n),
         lambda: through_service("service embedded, litellm", embedded("litellm"), api_base, n),
     ]

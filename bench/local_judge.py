@@ -1,140 +1,93 @@
-"""How fast the local judge scores: a small batch against the embedded service, no `judges`.
+"""Samples per second of the local SmolLM2 judge: llama.cpp's llama-server with parallel slots
+against llama-cpp-python's one-request-at-a-time server, on the same small batch.
 
-    .venv/bin/python bench/local_judge.py [--samples 10] [--timeout-s 900]
+Each configuration starts its own server, scores a warm-up of 4 samples, then the batch (the
+first ``--samples`` rows of data/sorh_dev.jsonl, pointwise, through the ``llm`` judge plugin and
+``ModelClient`` as the service does), and reports samples/s and the mean seconds per sample.
 
-Starts ``judge-service serve`` embedded (SQLite, in-process executor, the local
-SmolLM2-135M judge on llama.cpp), as the README's first command does, and sends
-requests without ``judges``, so the local judge scores them. First one sample starts
-the model server (the cold start). Then, for two kinds of sample (short question and
-answer pairs, and the dev split's code rollouts from ``data/sorh_dev.jsonl``): one
-sample alone (the baseline, one judge call, measured in the same run) and a batch of
-``--samples`` others (distinct, so no cache hit). It prints samples/s, the batch's
-time as a multiple of the one call (near the sample count: the calls queue one behind
-the other), and the llama.cpp server's CPU seconds per sample (Linux), which tells a
-busy machine's figures from an idle one's: on a shared machine wall time is mostly
-waiting for a core.
+    .venv/bin/python bench/local_judge.py                   # 24 samples; slots 1, 2, 4, 8
+    .venv/bin/python bench/local_judge.py --samples 48 --parallel 4
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx
+from judge_service_plugins.judges.llm import LLMJudge
 from rich.console import Console
 from rich.table import Table
 
-from bench.common import ROOT, service_env, start_service
+from judge_service.contracts import JudgeContext
+from judge_service.domain import Sample
+from judge_service.llm import ModelClient
+from judge_service.local_model import LocalModelServer, llama_server_binary
 
-DEV_SPLIT = ROOT / "data" / "sorh_dev.jsonl"
-
-
-def qa_samples(first: int, count: int) -> list[dict[str, Any]]:
-    return [
-        {"id": f"qa{i}", "prompt": f"What is {i} + {i}?", "completion": f"The answer is {2 * i}."}
-        for i in range(first, first + count)
-    ]
+DATA = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 
 
-def code_samples(first: int, count: int) -> list[dict[str, Any]]:
-    lines = DEV_SPLIT.read_text(encoding="utf-8").splitlines()[first : first + count]
-    rows = [json.loads(line) for line in lines]
-    return [{k: row[k] for k in ("id", "prompt", "completion")} for row in rows]
+def load(n: int) -> list[Sample]:
+    with DATA.open() as rows:
+        return [
+            Sample.model_validate({k: v for k, v in json.loads(line).items() if k != "label"})
+            for line, _ in zip(rows, range(n), strict=False)
+        ]
 
 
-def llama_cpu_s(root: int) -> float | None:
-    """CPU seconds (user + system) used so far by the llama.cpp server under ``root``."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return None
-    parents: dict[int, int] = {}
-    for stat in proc.glob("[0-9]*/stat"):
+async def score(server: LocalModelServer, samples: list[Sample]) -> tuple[float, int]:
+    """Seconds to score ``samples`` at the judge's own concurrency, and how many failed."""
+    judge = LLMJudge(**server.judge_options(), client=ModelClient())
+
+    async def one(sample: Sample) -> bool:
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    total = 0.0
-    for pid, parent in parents.items():
-        while parent not in (0, 1, root):
-            parent = parents.get(parent, 0)
-        try:
-            if (
-                parent != root
-                or b"llama_cpp.server" not in (proc / str(pid) / "cmdline").read_bytes()
-            ):
-                continue
-            fields = (proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+            await judge.score(sample, JudgeContext())
+            return True
+        except Exception:
+            return False
 
-
-def post(url: str, key: str, samples: list[dict], timeout_s: float) -> tuple[float, dict]:
-    """Seconds for one waiting request, and its answer."""
     started = time.perf_counter()
-    response = httpx.post(
-        f"{url}/v1/rewards",
-        headers={"Authorization": f"Bearer {key}"},
-        json={"samples": samples, "timeout_s": timeout_s},
-        timeout=timeout_s + 60,
-    )
-    seconds = time.perf_counter() - started
-    response.raise_for_status()
-    return seconds, response.json()
+    done = await asyncio.gather(*(one(s) for s in samples))
+    return time.perf_counter() - started, done.count(False)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=10)
-    parser.add_argument("--timeout-s", type=float, default=900)
+    parser.add_argument("--samples", type=int, default=24)
+    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--skip-fallback", action="store_true")
     args = parser.parse_args()
-    console = Console()
-    with tempfile.TemporaryDirectory() as folder:
-        env = service_env(JS_DATABASE_URL=f"sqlite:///{folder}/bench.db")
-        child, url, key = start_service(env)
+    every = load(args.samples + 4)
+    warm, batch = every[:4], every[4:]
+    configs: list[tuple[str, dict]] = []
+    if not args.skip_fallback:
+        configs.append(("llama_cpp.server (one request at a time)", {"use_llama_server": False}))
+    if llama_server_binary() is None:
+        print("no llama-server binary (run scripts/setup.sh): measuring the fallback only")
+    else:
+        for n in args.parallel:
+            configs.append((f"llama-server, {n} slot(s), continuous batching", {"parallel": n}))
+    table = Table("server", "samples", "seconds", "samples/s", "s per sample", "failed")
+    for name, options in configs:
+        server = LocalModelServer(**options)
         try:
-            cold, _ = post(url, key, qa_samples(1000, 1), args.timeout_s)
-            console.print(f"first request, llama.cpp server start included: {cold:.1f} s")
-            table = Table(
-                "samples", "one call s", "batch s", "samples/s", "x one call", "tokens/sample",
-                "masked", "model CPU s/sample",
-            )  # fmt: skip
-            for kind, make in (("QA", qa_samples), ("code", code_samples)):
-                one, _ = post(url, key, make(0, 1), args.timeout_s)
-                cpu_before = llama_cpu_s(child.proc.pid)
-                batch, answer = post(url, key, make(1, args.samples), args.timeout_s)
-                cpu_after = llama_cpu_s(child.proc.pid)
-                cpu = "-"
-                if cpu_before is not None and cpu_after is not None:
-                    cpu = f"{(cpu_after - cpu_before) / args.samples:.1f}"
-                usage = answer["usage"]
-                tokens = (usage["prompt_tokens"] + usage["completion_tokens"]) / args.samples
-                masked = sum(not r["valid"] for r in answer["results"])
-                table.add_row(
-                    f"{args.samples} {kind}",
-                    f"{one:.1f}",
-                    f"{batch:.1f}",
-                    f"{args.samples / batch:.2f}",
-                    f"{batch / one:.1f}",
-                    f"{tokens:.0f}",
-                    str(masked),
-                    cpu,
-                )
-            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-            table.title = f"local judge: {os.cpu_count()} CPUs, load average {load}"
-            console.print(table)
+            server.start()
+            asyncio.run(score(server, warm))
+            # a fresh cache (ModelClient) per run, and fresh samples: no cache hit
+            seconds, failed = asyncio.run(score(server, batch))
         finally:
-            child.stop()
+            server.stop()
+        table.add_row(
+            name, str(len(batch)), f"{seconds:.1f}", f"{len(batch) / seconds:.2f}",
+            f"{seconds / len(batch):.2f}", str(failed),
+        )  # fmt: skip
+        print(f"{name}: {len(batch) / seconds:.2f} samples/s", flush=True)
+    Console().print(table)
 
 
 if __name__ == "__main__":

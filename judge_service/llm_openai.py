@@ -123,6 +123,7 @@ class OpenAITransport:
             session = sessions[url] = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
                 timeout=aiohttp.ClientTimeout(total=None),  # ModelClient bounds every call
+                cookie_jar=aiohttp.DummyCookieJar(),  # a model API sets no cookies
                 skip_auto_headers=("User-Agent",),
             )
         return session

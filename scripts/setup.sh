@@ -4,7 +4,8 @@
 #   bash scripts/setup.sh all      everything the tests need: torch (CPU), local, train, dev,
 #                                  and Debian's chromium for the review-page tests (needs root)
 # Safe to run again: it only installs what is missing. llama.cpp compiles once per machine
-# (~5 min on 2 cores) into ~/.cache/judge-service/wheels.
+# (~5 min on 2 cores) into ~/.cache/judge-service/wheels, and its llama-server (~10 min) into
+# ~/.cache/judge-service/bin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-local}"
@@ -39,6 +40,31 @@ if [ ! -f .venv/.llama-portable-$llama_version ]; then
   pip install -q --force-reinstall --no-deps \
     "$llama_wheels"/llama_cpp_python-$llama_version-*.whl
   touch .venv/.llama-portable-$llama_version
+fi
+# llama.cpp's own server (continuous batching, parallel slots) from the same vendored source,
+# the same portable flags, built once per machine next to the wheel; the local judge serves
+# with it, and falls back to llama-cpp-python's one-request-at-a-time server without it.
+llama_server="${XDG_CACHE_HOME:-$HOME/.cache}/judge-service/bin/llama-server-$llama_version"
+if [ ! -x "$llama_server" ]; then
+  echo "building llama.cpp's llama-server once for this machine (about 10 minutes on 2 cores)"
+  src="$(mktemp -d)"
+  .venv/bin/python -m pip download -q --no-deps --no-binary :all: -d "$src" \
+    "llama-cpp-python==$llama_version"
+  tar -xzf "$src"/llama_cpp_python-$llama_version.tar.gz -C "$src"
+  cmake_args="-DGGML_NATIVE=OFF"
+  if [ "$(uname -m)" = "x86_64" ]; then
+    cmake_args="$cmake_args -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  fi
+  # shellcheck disable=SC2086  # cmake_args is a list of flags
+  cmake -S "$src/llama_cpp_python-$llama_version/vendor/llama.cpp" -B "$src/build" \
+    -DCMAKE_BUILD_TYPE=Release $cmake_args -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_SERVER=ON \
+    -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_BUILD_UI=OFF \
+    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF >/dev/null
+  cmake --build "$src/build" --target llama-server -j "$(nproc)" >/dev/null
+  mkdir -p "$(dirname "$llama_server")"
+  cp "$src/build/bin/llama-server" "$llama_server.tmp" && mv "$llama_server.tmp" "$llama_server"
+  rm -rf "$src"
 fi
 if [ "$what" = "all" ]; then
   # Debian's Chromium drives the review-page tests (Playwright never downloads a browser here).

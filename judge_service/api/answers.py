@@ -41,6 +41,7 @@ class DoneAnswer(BaseModel):
     results: list[Outcome]
     groups: dict[str, wire.GroupStats]
     usage: wire.Usage
+    warnings: list[str] = []  # pydantic copies a mutable default per instance
 
     def to_json(self, *, compact: bool = False) -> str:
         """The answer as JSON; ``compact`` leaves each result's judges and components out."""

@@ -1,0 +1,43 @@
+"""The answer's warning when the local judge cannot score a batch before its deadline.
+
+The local SmolLM2 judge serves a few samples a second on a small CPU machine. A batch it cannot
+finish in ``timeout_s`` still ends, its unscored samples masked ``timeout``; the warning says
+why at the top of the answer, so a trainer sees "too slow for this deadline", not a mystery.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge_service import wire
+from judge_service.api.batching import batch_timeout_s
+from judge_service.local_model import LOCAL_JUDGE_NAME, local_samples_per_s
+from judge_service.settings import Settings
+
+
+def _name(spec: Any) -> str:
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, dict):
+        return str(spec.get("name", ""))
+    return str(getattr(spec, "name", ""))
+
+
+def local_judge_warnings(request: wire.RewardRequest, *, settings: Settings) -> list[str]:
+    """A warning when the batch's local-judge calls need longer than its deadline at the
+    local judge's measured rate; no warning otherwise (and none without the local judge)."""
+    specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
+    local = sum(1 for spec in specs if _name(spec) == LOCAL_JUDGE_NAME)
+    if not local:
+        return []
+    calls = local * len(request.samples)
+    rate = local_samples_per_s(settings)
+    need_s, timeout_s = calls / rate, batch_timeout_s(request, settings=settings)
+    if need_s <= timeout_s:
+        return []
+    return [
+        f"the local judge serves ~{rate:.1f} samples/s; {calls} samples need ~{need_s:.0f} s, "
+        f"beyond timeout_s={timeout_s:g}: samples not scored by then are masked as timeout. "
+        "Give a longer timeout_s, smaller batches, or real judge models (judges, "
+        "JS_DEFAULT_JUDGES)."
+    ]
