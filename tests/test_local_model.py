@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from judge_service_plugins.judges.llm import LLMJudge
 
@@ -18,6 +19,7 @@ from judge_service.domain import Criterion, Rubric, Sample
 from judge_service.llm import ModelCallError, ModelClient
 from judge_service.local_model import (
     LOCAL_JUDGE_NAME,
+    LOCAL_PARALLEL,
     LocalModelServer,
     LocalModelUnavailable,
     default_model_path,
@@ -101,12 +103,28 @@ async def test_local_judge_answers_a_rubric(server: LocalModelServer) -> None:
     assert 0.0 <= result.score <= 1.0
 
 
-async def test_llama_cpp_rejects_the_json_schema_form(server: LocalModelServer) -> None:
-    """Why the local judge uses ``json_object``: llama-cpp-python answers 500 to ``json_schema``."""
-    options = server.judge_options() | {"response_format_kind": "json_schema"}
-    judge = LLMJudge(**options, client=ModelClient(max_retries=0))
-    with pytest.raises(ModelCallError, match="HTTP 500"):
-        await judge.score(SAMPLE, JudgeContext())
+def test_llama_server_serves_parallel_slots(server: LocalModelServer) -> None:
+    """llama.cpp's own server (built by setup.sh) decodes LOCAL_PARALLEL requests together,
+    and the judge keeps that many in flight (plus one queued)."""
+    assert server.binary is not None and server.binary.name.startswith("llama-server-")
+    props = httpx.get(server.url.removesuffix("/v1") + "/props", timeout=5).json()
+    assert props["total_slots"] == server.parallel == LOCAL_PARALLEL > 1
+    assert server.judge_options()["concurrency"] == LOCAL_PARALLEL + 1
+
+
+async def test_the_fallback_rejects_the_json_schema_form() -> None:
+    """Why the local judge uses ``json_object`` (which both servers take): llama-cpp-python's
+    server, the fallback without llama-server, answers 500 to ``json_schema``."""
+    fallback = LocalModelServer(use_llama_server=False)
+    try:
+        fallback.start()
+        assert fallback.binary is None and fallback.judge_options()["concurrency"] == 2
+        options = fallback.judge_options() | {"response_format_kind": "json_schema"}
+        judge = LLMJudge(**options, client=ModelClient(max_retries=0))
+        with pytest.raises(ModelCallError, match="HTTP 500"):
+            await judge.score(SAMPLE, JudgeContext())
+    finally:
+        fallback.stop()
 
 
 def test_restarts_after_it_dies() -> None:

@@ -36,7 +36,7 @@ def local_judge_warnings(request: wire.RewardRequest, *, settings: Settings) -> 
     if need_s <= timeout_s:
         return []
     return [
-        f"the local judge serves ~{rate:.1f} samples/s; {calls} samples need ~{need_s:.0f} s, "
+        f"the local judge serves ~{rate:.2g} samples/s; {calls} samples need ~{need_s:.0f} s, "
         f"beyond timeout_s={timeout_s:g}: samples not scored by then are masked as timeout. "
         "Give a longer timeout_s, smaller batches, or real judge models (judges, "
         "JS_DEFAULT_JUDGES)."
