@@ -257,3 +257,38 @@ def run_plots(report: dict[str, Any], kappa: Sequence[tuple[int, float]] = ()) -
         )
         for name, title, ylabel, series, ylim in specs
     ]
+
+
+#: The difficulty tiers of :mod:`judge_service.forge.tiers`, bottom to top, with their colours.
+TIER_COLOURS = {"too_easy": "#2f5bd3", "learnable": "#1d7a46", "too_hard": "#b3261e"}
+
+
+def tier_plot(shares: dict[int, dict[str, float]]) -> Plot:
+    """Per step, the share of the step's tasks in each tier, stacked to 1; each bar is a
+    ``<g id="tiers-{tier}-{step}">``. ``shares`` is ``tier_shares``' answer."""
+    name = "tiers"
+    steps = sorted(shares)
+    with _DRAWING, rc_context({**STYLE, "svg.hashsalt": name}):
+        figure = Figure(figsize=(5.4, 2.7))
+        axes: Axes = figure.subplots(gridspec_kw=MARGINS)
+        bottom = [0.0] * len(steps)
+        for tier, colour in TIER_COLOURS.items():
+            heights = [float(shares[s].get(tier, 0.0)) for s in steps]
+            bars = axes.bar(steps, heights, bottom=bottom, color=colour, label=tier, width=0.8)
+            for step, bar in zip(steps, bars.patches, strict=True):
+                bar.set_gid(f"{name}-{tier}-{step}")
+            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        axes.set_ylim(0.0, 1.25)
+        axes.set_xlabel("step")
+        axes.set_ylabel("share of tasks")
+        axes.grid(True, axis="y", color=GRID, linewidth=0.6)
+        axes.set_axisbelow(True)
+        axes.xaxis.get_major_locator().set_params(integer=True)
+        if steps:
+            axes.legend(loc="upper center", ncol=3, fontsize=8, frameon=False)
+        else:
+            axes.text(0.5, 0.5, "no data yet", ha="center", va="center", color=MUTED,
+                      transform=axes.transAxes)  # fmt: skip
+        buffer = io.StringIO()
+        figure.savefig(buffer, format="svg", metadata=dict.fromkeys(NO_METADATA))
+    return Plot(name, "Task difficulty tiers per step", _inline(buffer.getvalue(), name))

@@ -39,14 +39,20 @@ def run_last_batch_at(*, session: Session, run_id: str) -> datetime | None:
     return session.scalar(select(func.max(BatchRow.created_at)).where(BatchRow.run_id == run_id))
 
 
-def apply_run_tiers(*, session: Session, run_id: str) -> tuple[list[TaskStats], dict, set[str]]:
-    """The run's per-task stats and per-step tier shares; the tiers are stored on the forged
-    tasks the run trained on (unless a later run's are there). Also returns which took them."""
+def run_tiers(*, session: Session, run_id: str) -> tuple[list[TaskStats], dict[int, dict]]:
+    """The run's per-task stats and per-step tier shares, read only (the run page's view)."""
     samples = run_task_samples(session=session, run_id=run_id)
     stats = task_stats(samples)
+    return stats, tier_shares(samples, stats)
+
+
+def apply_run_tiers(*, session: Session, run_id: str) -> tuple[list[TaskStats], dict, set[str]]:
+    """:func:`run_tiers`, and the tiers are stored on the forged tasks the run trained on
+    (unless a later run's are there). Also returns which took them."""
+    stats, shares = run_tiers(session=session, run_id=run_id)
     at = run_last_batch_at(session=session, run_id=run_id)
     tiers = {s.task: s.as_dict() for s in stats if s.tier is not None}
     stored: set[str] = set()
     if at is not None and tiers:
         stored = store_tiers(session=session, run_id=run_id, at=at, tiers=tiers)
-    return stats, tier_shares(samples, stats), stored
+    return stats, shares, stored

@@ -14,8 +14,10 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from judge_service.api.web.pages import render_text
+from judge_service.forge.tiers import TIERS
 from judge_service.review import agreement
 from judge_service.review.run_report import FLAG, run_report
+from judge_service.storage.forge_runs import run_tiers
 from judge_service.storage.labels import CONSENSUS, labeled_scores
 from judge_service.storage.run_reads import flagged_rollouts, labelled_rewards, list_runs
 from judge_service.storage.runs import run_samples
@@ -59,7 +61,8 @@ def run_page(
         (p.judge, p.score, p.good) for p in labeled_scores(session=session, run_id=run_id)
     )
     stepped = [row for row in report["steps"] if row["step"] is not None]
-    from judge_service.review.run_plots import run_plots  # matplotlib: on first view, not at start
+    _, tier_shares = run_tiers(session=session, run_id=run_id)  # read only: stores no tier
+    from judge_service.review.run_plots import run_plots, tier_plot  # matplotlib: on first view
 
     return render_text(
         "run.html",
@@ -68,6 +71,9 @@ def run_page(
         latest=stepped[-1] if stepped else report["steps"][-1],
         unstepped=next((row for row in report["steps"] if row["step"] is None), None),
         plots=run_plots(report, kappa),
+        tier_plot=tier_plot(tier_shares) if tier_shares else None,
+        tier_shares=tier_shares,
+        tiers=TIERS,
         kappa=dict(kappa),
         labels=len(labelled),
         judges=judges,
