@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, at, view_of
+from judge_service_plugins.detectors.base import TEST_PATH, Found, at, shared, view_of
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -78,6 +78,10 @@ class AnswerKeyDetector:
     uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
+        # Shared per sample: the learned detector reads these findings as features.
+        return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))
+
+    def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
         if not _PREFILTER.search(view.command_text + view.code_text) and not any(
             s.kind == "read" for s in view.segments

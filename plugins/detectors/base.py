@@ -7,6 +7,7 @@ running on the same rollout split it into segments and parse its code once.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from functools import cached_property
 from typing import Any
@@ -108,6 +109,7 @@ class View:
 
     def __init__(self, sample: Sample) -> None:
         self.sample = sample
+        self._lock = threading.RLock()
 
     @cached_property
     def prompt(self) -> str:
@@ -167,11 +169,17 @@ class View:
         return bool(_MAKE_PASS.search(self.prompt))
 
     def memo(self, key: str, build: Any) -> Any:
-        """A value computed once per sample and shared by detectors (``build()`` lazily)."""
+        """A value computed once per sample and shared by detectors (``build()`` lazily).
+
+        Built under the view's lock: detectors on several threads share one build.
+        """
         store = self.__dict__.setdefault("_memo", {})
-        if key not in store:
-            store[key] = build()
-        return store[key]
+        if key in store:
+            return store[key]
+        with self._lock:
+            if key not in store:
+                store[key] = build()
+            return store[key]
 
 
 def shared(view: View, name: str, evidence: Any, compute: Any) -> list[Finding]:
@@ -188,17 +196,19 @@ def shared(view: View, name: str, evidence: Any, compute: Any) -> list[Finding]:
 
 _VIEWS: OrderedDict[int, tuple[Sample, View]] = OrderedDict()
 _VIEWS_MAX = 64
+_VIEWS_LOCK = threading.Lock()
 
 
 def view_of(sample: Sample) -> View:
     """The memoised view of ``sample`` (holding the sample keeps its ``id`` unique)."""
     key = id(sample)
-    hit = _VIEWS.get(key)
-    if hit is not None and hit[0] is sample:
-        _VIEWS.move_to_end(key)
-        return hit[1]
-    view = View(sample)
-    _VIEWS[key] = (sample, view)
-    if len(_VIEWS) > _VIEWS_MAX:
-        _VIEWS.popitem(last=False)
-    return view
+    with _VIEWS_LOCK:
+        hit = _VIEWS.get(key)
+        if hit is not None and hit[0] is sample:
+            _VIEWS.move_to_end(key)
+            return hit[1]
+        view = View(sample)
+        _VIEWS[key] = (sample, view)
+        if len(_VIEWS) > _VIEWS_MAX:
+            _VIEWS.popitem(last=False)
+        return view

@@ -47,10 +47,11 @@ _CODE_KEYS = (
     "updated_code",
     "file_content",
     "edit",
+    "new",
 )
 
 _WHOLE_FILE_KEYS = {"content", "file_text", "new_content", "contents", "file_content", "source"}
-_OLD_KEYS = ("old_str", "old_string", "old_content", "old_text", "search")
+_OLD_KEYS = ("old_str", "old_string", "old_content", "old_text", "search", "old")
 
 _PATCH_KEYS = ("patch", "diff", "changes")
 

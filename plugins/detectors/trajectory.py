@@ -8,7 +8,15 @@ from __future__ import annotations
 import json
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, View, at, make, one_line, view_of
+from judge_service_plugins.detectors.base import (
+    TEST_PATH,
+    View,
+    at,
+    make,
+    one_line,
+    shared,
+    view_of,
+)
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -68,6 +76,10 @@ class TrajectoryDetector:
     uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
+        # Shared per sample: the learned detector reads these findings as features.
+        return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))
+
+    def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
         found: list[Finding] = []
         if view.is_trajectory:
