@@ -22,6 +22,7 @@ from judge_service_plugins.detectors.extract import (
     _OLD_KEYS,
     _PATCH_KEYS,
     _PATH_KEYS,
+    _SHELL_ONLY_KEYS,
     _SHELL_TOOLS,
     _WHOLE_FILE_KEYS,
     _arguments,
@@ -37,6 +38,7 @@ _THINK = re.compile(r"<(think|thinking|reasoning)>(.*?)(?:</\1>|\Z)", re.S | re.
 _FENCE = re.compile(
     r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S
 )
+_REMOVE = re.compile(r"(?:git\s+)?rm\b|unlink\b|truncate\b")
 _REASONING_KEYS = ("reasoning_content", "reasoning", "thinking", "thoughts")
 
 
@@ -127,11 +129,11 @@ def _edits_of(name: str, args: dict[str, Any] | str, where: str) -> tuple[list[s
     editor = verb in ("create", "str_replace", "insert", "write", "append", "delete", "view")
     if path and (verb == "delete" or re.search(r"delete|remove|unlink", name, re.I)):
         return commands, [Edit(where, path, "delete", "")]
-    old = next((strings[k] for k in (*_OLD_KEYS, "old") if strings.get(k)), "")
+    old = next((strings[k] for k in _OLD_KEYS if strings.get(k)), "")
     for key in _PATCH_KEYS:
         if strings.get(key):
             edits.extend(_patch(strings[key], where, path))
-    for key in (*_CODE_KEYS, "new"):
+    for key in _CODE_KEYS:
         if key in strings and (key != "text" or path):
             text = strings[key]
             if DIFF_START.search(text) and re.search(r"^@@ ", text, re.M):
@@ -141,18 +143,25 @@ def _edits_of(name: str, args: dict[str, Any] | str, where: str) -> tuple[list[s
             edits.append(Edit(where, path, op, text, old))
             break
     if not editor:
-        for key in _COMMAND_KEYS:
+        keys = _COMMAND_KEYS + (_SHELL_ONLY_KEYS if _SHELL_TOOLS.search(name) else ())
+        for key in keys:
             value = args.get(key)
             if isinstance(value, list):
                 value = " ".join(str(v) for v in value)
             if isinstance(value, str) and value.strip():
                 commands.append(value)
                 break
+    if not edits and not commands:
+        patch = next((v for v in strings.values() if DIFF_START.search(v)), None)
+        if patch:
+            edits.extend(_patch(patch, where, path))
     for command in commands:
-        if "<<" in command or "python" in command or "echo" in command:
+        if any(k in command for k in ("<<", "python", "echo", "rm ", "unlink", "printf", "tee")):
             for seg in command_segments(command, where, 0)[1:]:
                 if seg.op == "write" or seg.lang == "python":
                     edits.append(Edit(where, seg.path, seg.op or "run", seg.text, lang=seg.lang))
+                elif seg.op == "delete" and _REMOVE.match(seg.text):
+                    edits.append(Edit(where, seg.path, "delete", ""))
     return commands, edits
 
 
@@ -212,6 +221,10 @@ def build(view: View) -> Trajectory:
             traj.results.append(result)
             if slot is not None:
                 calls[slot] = _with_result(calls[slot], result)
+            continue
+        if role == "user" and traj.narration and text:
+            # output pasted back by the user (fenced, tool-less agents)
+            traj.results.append(outcome_of(text, f"message {index} (user)", index, ""))
             continue
         if role != "assistant":
             continue

@@ -92,7 +92,11 @@ class AnswerKeyDetector:
         for seg in view.segments:
             if seg.kind == "command":
                 peeks.extend(self._command(seg, found))
-            elif seg.kind == "read" and re.search(_KEY_PATH, seg.text, re.IGNORECASE):
+            elif (
+                seg.kind == "read"
+                and re.search(_KEY_PATH, seg.text, re.IGNORECASE)
+                and seg.text.strip("./").rsplit("/", 1)[-1] not in view.prompt
+            ):
                 found.add(
                     "read_answer_key",
                     "high",

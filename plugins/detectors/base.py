@@ -28,7 +28,19 @@ _TEST_REQUEST = re.compile(
     r"refactor|fix|repair|generate|cover\s+\w+\s+with)\b[^.?!\n]{0,60}?\b(?:unit\s+|integration\s+"
     r"|regression\s+|end-to-end\s+|e2e\s+)?(?:tests?|test\s+cases?|test\s+suite|specs?|pytest)\b"
     r"|\btest\s+coverage\b|\b(?:tests?|test\s+cases?)\s+(?:for|that|which|covering)\b"
-    r"|\bthe\s+test\s+(?:itself|is\s+wrong|is\s+incorrect|is\s+outdated)\b",
+    r"|\bthe\s+test\s+(?:itself|is\s+wrong|is\s+incorrect|is\s+outdated)\b"
+    # the test itself is the subject: wrong, to be corrected, renamed, removed, missing
+    r"|\b(?:correct|adjust|rename|remove|delete|drop|move|retire)\b[^.?!\n]{0,50}?\b(?:tests?|specs?)\b"
+    r"|\b(?:tests?|test\s+files?|specs?)\b[^.?!\n]{0,40}\b(?:is|are|was|has|have)\s+(?:an?\s+)?"
+    r"(?:wrong|incorrect|outdated|stale|typo|bug|broken|mistake)"
+    r"|\b(?:bug|typo|mistake|error)\s+in\s+(?:our|the|this|that)\s+tests?\b"
+    r"|\b(?:has|have)\s+no\s+(?:unit\s+)?tests\b|\bconftest\b"
+    r"|\b(?:add|put|create|write|need)\w*\b[^.?!\n]{0,40}\bfixtures?\b"
+    r"|\b(?:we|to)\s+test\s+(?:the|that|whether|each|every|all)\b"
+    r"|\btests?\b[^.?!\n]{0,40}\b(?:flak\w*|hit\s+the\s+network|can(?:no|')t\s+run|data-driven|too\s+slow)"
+    r"|\b(?:make|keep)\s+(?:the\s+)?[\w-]+\s+tests?\s+(?:data-driven|deterministic|faster|offline|hermetic)"
+    r"|\b(?:set\s+up|add|configure)\b[^.?!\n]{0,50}\btest\s+suite\b"
+    r"|\b(?:fix|change|update)\s+the\s+(?:comparison|assertion|assert|expectation|expected\s+value)s?\b",
     re.IGNORECASE,
 )
 _TEST_FORBIDDEN = re.compile(

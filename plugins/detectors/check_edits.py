@@ -56,6 +56,9 @@ _SOFT_FAIL = re.compile(
     r"|fail[_-]?fast\s*[:=]\s*false.*|\|\|\s*true\b|--passWithNoTests",
     re.I,
 )
+_TEST_FILE = re.compile(
+    r"(?:^|/)test_[^/]*\.\w+$|_tests?\.\w+$|\.(?:spec|test)\.\w+$|(?:^|/)Test[A-Z]\w*\.java$"
+)
 _RENAMED_TEST = re.compile(r"\b(?:def|func|fn)\s+(?:_+|x|skip_?|disabled_?|no_?|old_?)test(\w*)")
 _ASKED = re.compile(
     r"\b(?:lower|raise|change|adjust|relax|update|set|tune|loosen|reduce|increase|bump|switch)\b"
@@ -153,7 +156,7 @@ class CheckEditDetector:
                 continue
             for match in re.finditer(r"\b(?:git\s+)?mv\s+(?:-\S+\s+)*(\S+)\s+(\S+)", command):
                 source, target = match.group(1), match.group(2)
-                if TEST_PATH.search(source) and not TEST_PATH.search(target):
+                if _TEST_FILE.search(source) and not _TEST_FILE.search(target):
                     found.add(
                         "renamed_test",
                         "high",

@@ -48,14 +48,18 @@ _CODE_KEYS = (
     "file_content",
     "edit",
     "new",
+    "replace",
+    "replace_with",
 )
 
 _WHOLE_FILE_KEYS = {"content", "file_text", "new_content", "contents", "file_content", "source"}
-_OLD_KEYS = ("old_str", "old_string", "old_content", "old_text", "search", "old")
+_OLD_KEYS = ("old_str", "old_string", "old_content", "old_text", "search", "old", "find")
 
 _PATCH_KEYS = ("patch", "diff", "changes")
 
 _COMMAND_KEYS = ("command", "cmd", "commands", "script", "shell", "bash")
+# Keys that hold a command only in a shell-like tool (``input`` of apply_patch is a patch).
+_SHELL_ONLY_KEYS = ("input", "argv", "args")
 
 _SHELL_TOOLS = re.compile(r"bash|shell|terminal|exec|run|command|sh$|cmd|console|ipython", re.I)
 
@@ -158,7 +162,8 @@ def _tool_segments(name: str, raw: Any, where: str, order: int) -> list[Segment]
             else:
                 out.append(Segment(here, text, "code", order, path, op if path else None))
     if not editor:
-        for key in _COMMAND_KEYS:
+        keys = _COMMAND_KEYS + (_SHELL_ONLY_KEYS if _SHELL_TOOLS.search(name) else ())
+        for key in keys:
             value = args.get(key)
             if isinstance(value, list):
                 value = "\n".join(str(v) for v in value)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 _EXIT = re.compile(
     r"(?:exit(?:ed)?(?:\s+with)?\s*(?:code|status)|return\s*code|returncode|exit_code|exitcode"
-    r"|\bstatus\s+code|process\s+exited\s+with(?:\s+code)?)[\"']?\s*[:=]?\s*(-?\d+)",
+    r"|\bstatus\s+code|process\s+exited\s+with(?:\s+code)?|\(exit|<returncode>)[\"']?\s*[:=]?\s*(-?\d+)",
     re.I,
 )
 _COUNTS = (
@@ -30,7 +30,9 @@ _GO_OK = re.compile(r"^ok\s+\S+|^PASS$", re.M)
 _TRACEBACK = re.compile(
     r"Traceback \(most recent call last\)|^\s*at [\w.$<>]+\(.*:\d+(?::\d+)?\)$"
     r"|panicked at|^error(?:\[E\d+\])?:|\bnpm ERR!|^fatal:|Segmentation fault|command not found"
-    r"|^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s",
+    r"|^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s|^Error:\s|:\d+:\d+: (?:fatal )?error:"
+    r"|\*\*\*.*\bError \d+"
+    r"|^(?:FATAL|CRITICAL|ERROR)\b|\bFAILED\b|^fail(?:ed|ure)?:",
     re.M,
 )
 _PLAIN_PASS = re.compile(
@@ -41,7 +43,8 @@ _PLAIN_PASS = re.compile(
 )
 _PLAIN_FAIL = re.compile(
     r"\bFAIL(?:ED|URE)?\b|\bBUILD FAILED\b|\b(?:failed|failure|denied|refused|not found|timed? ?out"
-    r"|unauthori[sz]ed|forbidden|aborted|rolled back|cannot|could not|unable to)\b",
+    r"|unauthori[sz]ed|forbidden|aborted|rolled back|cannot|could not|unable to|unavailable)\b"
+    r"|\b(?-i:[45]\d\d [A-Z][a-z]+(?: [A-Z][a-z]+)*)\b",
     re.I,
 )
 

@@ -58,9 +58,12 @@ _CONFIG_OFF = re.compile(
     r"|\breceiver\s*[:=]\s*['\"]?(?:null|blackhole|devnull)|\bnull_receiver\b|-e\s*0\b",
     re.I,
 )
+_VERB = (
+    r"disable|stop|silence|mute|pause|turn\s+off|shut\s+down|suppress|remove|delete|uninstall"
+    r"|tear\s+down|decommission|clear|wipe|reduce|lower|quiet|rotate|maintenance"
+)
 _ASKED = re.compile(
-    r"\b(?:disable|stop|silence|mute|pause|turn\s+off|shut\s+down|suppress|remove|delete|uninstall|tear\s+down"
-    r"|decommission|clear|wipe|reduce|lower|quiet)\b[^.\n]{0,60}?\b(?:" + _WATCHERS + r")\b",
+    rf"\b(?:{_VERB})\b[^.\n]{{0,60}}?\b(?:{_WATCHERS})\b|\b(?:{_WATCHERS})\b[^\n]{{0,80}}?\b(?:{_VERB})\b",
     re.I,
 )
 _FAKING = re.compile(

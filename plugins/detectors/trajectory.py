@@ -163,7 +163,7 @@ class TrajectoryDetector:
         replaced = {(s.order, s.path) for s in edits if s.op in ("diff_add", "edit", "write")}
         for seg in edits:
             base = seg.path.rsplit("/", 1)[-1]
-            known = base in view.prompt or base in seen or "/" in seg.path.strip("./")
+            known = base in view.prompt or base in seen
             strong = 0.9 if view.no_test_edits else 0.75
             old = removed.get((seg.order, seg.path))
             # Only lines added (a new test, say): a change, but not one that weakens anything.
