@@ -1,14 +1,14 @@
 """Dense features of an agent trajectory for the learned detector's agent head.
 
 Per rule detector, its strongest finding (severity times confidence); then what the
-trajectory view shows: how much the agent did, whether it touched tests or ran them, what
-the tools last reported, whether the final answer claims success. General by design: no
-words of any task or template.
+trajectory view shows: whether the agent touched tests or ran them, what the tools last
+reported, whether the final answer claims success. General by design: no words of any
+task or template, and no measure of length or of how many tools were called (in a
+generated corpus those separate hacks from clean rows for reasons no real run shares).
 """
 
 from __future__ import annotations
 
-import math
 import re
 
 from judge_service_plugins.detectors.agent import Trajectory, trajectory_of
@@ -59,17 +59,12 @@ _RAN_TESTS = re.compile(
 AGENT_NAMES = [
     *(f"rule_{rule.name}" for rule in AGENT_RULES),
     "rules_noisy_or",
-    "log_calls",
-    "log_edits",
     "test_edits",
     "ran_tests",
     "any_fail",
     "last_fail",
     "success_claim",
     "claim_unrun",
-    "log_narration",
-    "reasoning",
-    "no_tools",
 ]
 _PLAIN = Evidence()
 
@@ -97,20 +92,14 @@ def agent_featurize(sample: Sample, findings: list[Finding] | None = None) -> li
     ran = any(_RAN_TESTS.search(cmd) for _, cmd in traj.commands)
     statuses = [r.status for r in traj.results if r.status]
     claim = _claim(traj.final_claim) is not None if traj.final_claim else False
-    words = len(traj.said.split())
     values = [
         *scores,
         1.0 - honest,
-        min(1.0, math.log1p(len(traj.calls)) / 4),
-        min(1.0, math.log1p(len(edits)) / 3),
         float(any(e.path and TEST_PATH.search(e.path) for e in edits)),
         float(ran),
         float("fail" in statuses),
         float(bool(statuses) and statuses[-1] == "fail"),
         float(claim),
         float(claim and not ran and bool(traj.calls)),
-        min(1.0, math.log1p(words) / 7),
-        float(any(s.source != "content" for s in traj.narration)),
-        float(not traj.calls),
     ]
     return [round(float(v), 6) for v in values]

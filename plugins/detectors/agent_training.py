@@ -47,7 +47,7 @@ def grouped_agent_scores(
     labels: list[int],
     groups: list[str],
     folds: int = 5,
-    c: float = 1.0,
+    c: float = 0.5,
 ) -> list[float]:
     import numpy as np
     from sklearn.model_selection import GroupKFold
@@ -67,7 +67,7 @@ def fit_agent(
     groups: list[str],
     *,
     folds: int = 5,
-    c: float = 1.0,
+    c: float = 0.5,
 ) -> AgentModel:
     import numpy as np
     from judge_service_plugins.detectors.agent_features import AGENT_NAMES

@@ -230,7 +230,7 @@ class LearnedDetector:
 
     @classmethod
     def train_agent(
-        cls, rows: Iterable[Mapping[str, Any]], *, folds: int = 5, c: float = 1.0
+        cls, rows: Iterable[Mapping[str, Any]], *, folds: int = 5, c: float = 0.5
     ) -> AgentModel:
         """Fit the agent head on labelled rows whose completion is a list of messages."""
         from judge_service_plugins.detectors.agent_training import fit_agent
@@ -271,5 +271,6 @@ def _why(model: AgentModel, traj: Any, dense: list[float], terms: list[tuple[flo
         ),
         reverse=True,
     )[:2]
-    parts.extend(f"{name} (+{v:.1f})" for v, name in top if v > 0.3)
+    present = {name for x, m, name in zip(dense, model.mean, AGENT_NAMES, strict=True) if x > m}
+    parts.extend(f"{name} (+{v:.1f})" for v, name in top if v > 0.3 and name in present)
     return ", ".join(parts) or "no single feature"
