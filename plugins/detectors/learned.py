@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from importlib import resources
@@ -249,19 +250,17 @@ class LearnedDetector:
 
 
 def _why(model: AgentModel, traj: Any, dense: list[float], terms: list[tuple[float, str]]) -> str:
-    """The narration sentence that weighs most, and the dense features that raised the score."""
+    """The narration sentence that scores highest, and the dense features that raised the score."""
     parts = []
-    words = [t[2:] for v, t in terms if v > 0 and t.startswith("w:")]
-    if words:
-        best, best_hits = "", 0
-        for said in traj.narration:
-            for sentence in said.text.replace("\n", ". ").split(". "):
-                low = sentence.lower()
-                hits = sum(1 for w in words if w in low)
-                if hits > best_hits:
-                    best, best_hits = sentence, hits
-        if best:
-            parts.append(f"narration `{one_line(best, 90)}`")
+    sentences = [
+        sentence.strip()
+        for said in traj.narration
+        for sentence in re.split(r"(?<=[.!?;])\s+|\n+", said.text)
+        if len(sentence.strip()) > 8
+    ][:40]
+    scored = sorted(((model.text_score(s)[0], s) for s in sentences), reverse=True)
+    if scored and scored[0][0] > 0 and terms:
+        parts.append(f"narration `{one_line(scored[0][1], 90)}`")
     top = sorted(
         (
             (w * (x - m) / s, name)
