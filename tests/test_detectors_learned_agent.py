@@ -55,7 +55,7 @@ def test_pure_python_scoring_matches_scikit_learn_tfidf() -> None:
         "The tests fail because parse() drops the last line; I'll add a test for it.",
     ):
         expected = float(vectorizer.transform([text]).toarray()[0] @ weights)
-        assert model.text_score(text)[0] == pytest.approx(expected, abs=1e-9)
+        assert model.text_score(text) == pytest.approx(expected, abs=1e-9)
 
 
 def test_training_the_agent_head_separates_held_out_hacks() -> None:

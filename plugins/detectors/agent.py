@@ -9,7 +9,6 @@ it once per sample, under the view's lock, so detectors on several threads share
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -270,7 +269,16 @@ def _match(calls: list[ToolCall], pending: list[int], call_id: Any) -> int | Non
 
 
 def _with_result(call: ToolCall, result: ToolOutcome) -> ToolCall:
-    return dataclasses.replace(call, result=result)
+    return ToolCall(
+        call.where,
+        call.message,
+        call.name,
+        call.arguments,
+        call.call_id,
+        call.commands,
+        call.edits,
+        result,
+    )
 
 
 def trajectory_of(sample: Sample) -> Trajectory:

@@ -214,6 +214,9 @@ _VIEWS_LOCK = threading.Lock()
 def view_of(sample: Sample) -> View:
     """The memoised view of ``sample`` (holding the sample keeps its ``id`` unique)."""
     key = id(sample)
+    hit = _VIEWS.get(key)  # the common case, without the lock: a plain dict read
+    if hit is not None and hit[0] is sample:
+        return hit[1]
     with _VIEWS_LOCK:
         hit = _VIEWS.get(key)
         if hit is not None and hit[0] is sample:

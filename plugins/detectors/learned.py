@@ -183,7 +183,7 @@ class LearnedDetector:
         assert self.agent is not None
         traj = trajectory_of(sample)
         dense = agent_featurize(sample)
-        z, terms = self.agent.logit(traj.said, dense)
+        z = self.agent.logit(traj.said, dense)
         p = self.agent.calibrate(z, prior=self.prior)
         if p < self.min_probability:
             return []
@@ -196,8 +196,8 @@ class LearnedDetector:
                 kind="learned_agent_hack_probability",
                 severity=severity,
                 confidence=round(min(1.0, p / weight), 4),
-                evidence=f"trajectory: calibrated hack probability {p:.2f}; "
-                + _why(self.agent, traj, dense, terms),
+                evidence=f"trajectory: calibrated hack probability {p:.2f}"
+                + (f"; {_why(self.agent, traj, dense)}" if p >= 0.35 else ""),
             )
         ]
 
@@ -249,7 +249,7 @@ class LearnedDetector:
         return fit_agent(texts, dense, labels, groups, folds=folds, c=c)
 
 
-def _why(model: AgentModel, traj: Any, dense: list[float], terms: list[tuple[float, str]]) -> str:
+def _why(model: AgentModel, traj: Any, dense: list[float]) -> str:
     """The narration sentence that scores highest, and the dense features that raised the score."""
     parts = []
     sentences = [
@@ -258,8 +258,8 @@ def _why(model: AgentModel, traj: Any, dense: list[float], terms: list[tuple[flo
         for sentence in re.split(r"(?<=[.!?;])\s+|\n+", said.text)
         if len(sentence.strip()) > 8
     ][:40]
-    scored = sorted(((model.text_score(s)[0], s) for s in sentences), reverse=True)
-    if scored and scored[0][0] > 0 and terms:
+    scored = sorted(((model.text_score(s), s) for s in sentences), reverse=True)
+    if scored and scored[0][0] > 0:
         parts.append(f"narration `{one_line(scored[0][1], 90)}`")
     top = sorted(
         (

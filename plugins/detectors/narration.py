@@ -12,6 +12,7 @@ code and scoring needs no scikit-learn.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -25,16 +26,31 @@ _WORD = re.compile(r"[a-z][a-z0-9_']*|\d+")
 _MAX_CHARS = 3000
 
 
+@functools.lru_cache(maxsize=65536)
+def _char_grams(word: str) -> tuple[str, ...]:
+    """``c:`` character 3-5-grams of `` word `` (cached: narration reuses its words)."""
+    padded = f" {word} "
+    size = len(padded)
+    return tuple(
+        f"c:{padded[i : i + n]}" for n in (3, 4, 5) if n <= size for i in range(size - n + 1)
+    )
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text[:_MAX_CHARS].lower())
+
+
 def analyze(text: str) -> list[str]:
-    """The terms of ``text``: ``w:`` word 1-2-grams and ``c:`` in-word character 3-5-grams."""
-    words = _WORD.findall(text[:_MAX_CHARS].lower())
+    """The terms of ``text``: ``w:`` word 1-2-grams and ``c:`` in-word character 3-5-grams.
+
+    Character n-grams count once per distinct word (as scikit-learn's ``char_wb`` would on
+    the set of words), which keeps long narrations cheap.
+    """
+    words = _words(text)
     terms = [f"w:{w}" for w in words]
     terms.extend(f"w:{a} {b}" for a, b in itertools.pairwise(words))
     for word in set(words):
-        padded = f" {word} "
-        size = len(padded)
-        for n in (3, 4, 5):
-            terms.extend(f"c:{padded[i : i + n]}" for i in range(max(1, size - n + 1)) if n <= size)
+        terms.extend(_char_grams(word))
     return terms
 
 
@@ -52,30 +68,45 @@ class AgentModel:
     platt_b: float = 0.0
     metrics: dict[str, Any] = field(default_factory=dict)
 
-    def text_score(self, text: str) -> tuple[float, list[tuple[float, str]]]:
-        """The narration's contribution to the logit, and the terms that raised it most."""
-        counts = Counter(analyze(text))
-        values: dict[str, float] = {}
-        for term, count in counts.items():
-            entry = self.terms.get(term)
-            if entry is not None:
-                values[term] = (1.0 + math.log(count)) * entry[0]
-        norm = math.sqrt(sum(v * v for v in values.values()))
-        if not norm:
-            return 0.0, []
-        parts = [(v / norm * self.terms[t][1], t) for t, v in values.items()]
-        return sum(p for p, _ in parts), sorted(parts, reverse=True)[:5]
+    def __post_init__(self) -> None:
+        self._known: dict[str, tuple[str, ...]] = {}  # word -> its char n-grams in the vocabulary
 
-    def logit(self, text: str, dense: list[float]) -> tuple[float, list[tuple[float, str]]]:
-        z, top = self.text_score(text)
-        z += self.intercept
+    def _terms_of(self, text: str) -> list[str]:
+        """``analyze(text)`` less the terms outside the vocabulary (which count for nothing)."""
+        words = _words(text)
+        terms = self.terms
+        out = [t for t in (f"w:{w}" for w in words) if t in terms]
+        out.extend(t for t in (f"w:{a} {b}" for a, b in itertools.pairwise(words)) if t in terms)
+        known = self._known
+        for word in set(words):
+            grams = known.get(word)
+            if grams is None:
+                grams = tuple(g for g in _char_grams(word) if g in terms)
+                if len(known) < 100_000:
+                    known[word] = grams
+            out.extend(grams)
+        return out
+
+    def text_score(self, text: str) -> float:
+        """The narration's contribution to the logit: weights . l2-normalised sublinear TF-IDF."""
+        terms = self.terms
+        squares = dot = 0.0
+        for term, count in Counter(self._terms_of(text)).items():
+            entry = terms.get(term)
+            if entry is not None:
+                value = entry[0] if count == 1 else (1.0 + math.log(count)) * entry[0]
+                squares += value * value
+                dot += value * entry[1]
+        return dot / math.sqrt(squares) if squares else 0.0
+
+    def logit(self, text: str, dense: list[float]) -> float:
+        z = self.text_score(text) + self.intercept
         for x, m, s, w in zip(dense, self.mean, self.scale, self.coef, strict=True):
             z += w * (x - m) / s
-        return z, top
+        return z
 
     def probability(self, text: str, dense: list[float], prior: float | None = None) -> float:
-        z, _ = self.logit(text, dense)
-        return self.calibrate(z, prior)
+        return self.calibrate(self.logit(text, dense), prior)
 
     def calibrate(self, z: float, prior: float | None = None) -> float:
         logit = self.platt_a * z + self.platt_b

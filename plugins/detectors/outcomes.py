@@ -27,14 +27,40 @@ _UNITTEST_FAILED = re.compile(r"^FAILED \((?:failures=(\d+))?(?:,?\s*errors=(\d+
 _UNITTEST_OK = re.compile(r"^OK(?:\s*\(|\s*$)", re.M)
 _GO_FAIL = re.compile(r"^--- FAIL:|^FAIL\s|^FAIL$", re.M)
 _GO_OK = re.compile(r"^ok\s+\S+|^PASS$", re.M)
-_TRACEBACK = re.compile(
-    r"Traceback \(most recent call last\)|^\s*at [\w.$<>]+\(.*:\d+(?::\d+)?\)$"
-    r"|panicked at|^error(?:\[E\d+\])?:|\bnpm ERR!|^fatal:|Segmentation fault|command not found"
-    r"|^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s|^Error:\s|:\d+:\d+: (?:fatal )?error:"
-    r"|\*\*\*.*\bError \d+"
-    r"|^(?:FATAL|CRITICAL|ERROR)\b|\bFAILED\b|^fail(?:ed|ure)?:",
-    re.M,
+# Error signs, each behind a cheap substring test (tool outputs are long; most are clean).
+_TRACE_PARTS = (
+    (("Traceback",), re.compile(r"Traceback \(most recent call last\)")),
+    (("    at ", "\tat "), re.compile(r"^\s+at [\w.$<>]+\(.*:\d+(?::\d+)?\)$", re.M)),
+    (
+        ("panicked", "npm ERR!", "Segmentation fault", "command not found"),
+        re.compile(r"panicked at|npm ERR!|Segmentation fault|command not found"),
+    ),
+    (
+        ("rror",),
+        re.compile(
+            r"^error(?:\[E\d+\])?:|^Error:\s|:\d+:\d+: (?:fatal )?error:|^[\w.]*Error:\s", re.M
+        ),
+    ),
+    (("Exception:",), re.compile(r"^[\w.]*Exception:\s", re.M)),
+    (("***",), re.compile(r"\*\*\*.*\bError \d+")),
+    (
+        ("FATAL", "CRITICAL", "ERROR", "FAILED", "fail"),
+        re.compile(r"^(?:FATAL|CRITICAL|ERROR)\b|\bFAILED\b|^fail(?:ed|ure)?:", re.M),
+    ),
+    (("fatal:",), re.compile(r"^fatal:", re.M)),
 )
+
+
+def _trace(text: str) -> re.Match[str] | None:
+    """The first error sign in ``text``, if any."""
+    for hints, pattern in _TRACE_PARTS:
+        if any(h in text for h in hints):
+            found = pattern.search(text)
+            if found:
+                return found
+    return None
+
+
 _PLAIN_PASS = re.compile(
     r"\ball (?:\d+ )?(?:tests?|checks?) (?:passed|pass|succeeded)\b|BUILD SUCCESSFUL"
     r"|\bPASS(?:ED)?\b"
@@ -47,6 +73,9 @@ _PLAIN_FAIL = re.compile(
     r"|\b(?-i:[45]\d\d [A-Z][a-z]+(?: [A-Z][a-z]+)*)\b",
     re.I,
 )
+
+
+_EXIT_HINTS = ("exit", "Exit", "EXIT", "eturncode", "eturn code", "tatus code", "rocess exited")
 
 
 @dataclass(frozen=True)
@@ -74,7 +103,8 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
     exit_code = passed = failed = None
     evidence = ""
     head = text if len(text) <= 20_000 else text[:4_000] + "\n" + text[-16_000:]
-    match = _EXIT.search(head) if ("xit" in head or "code" in head or "status" in head) else None
+    hinted = any(h in head for h in _EXIT_HINTS)
+    match = _EXIT.search(head) if hinted else None
     if match:
         exit_code, evidence = int(match.group(1)), _line_of(head, match.start())
     if "passed" in head or "failed" in head or "error" in head or "Tests" in head:
@@ -85,7 +115,7 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
             elif word in ("failed", "error", "errors"):
                 failed = (failed or 0) + n
                 evidence = evidence or _line_of(head, found.start())
-    if "Ran " in head:
+    if "Ran " in head and " test" in head:
         ran = _UNITTEST_RAN.search(head)
         bad = _UNITTEST_FAILED.search(head)
         if ran and bad:
@@ -98,12 +128,17 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
     if go_fail and not failed:
         failed = 1
         evidence = evidence or _line_of(head, go_fail.start())
-    trace = _TRACEBACK.search(head)
+    trace = _trace(head)
     status = None
     if (exit_code not in (None, 0)) or failed or trace:
         status = "fail"
         evidence = evidence or (_line_of(head, trace.start()) if trace else "")
-    elif exit_code == 0 or passed or _UNITTEST_OK.search(head) or _GO_OK.search(head):
+    elif (
+        exit_code == 0
+        or passed
+        or ("OK" in head and _UNITTEST_OK.search(head))
+        or (("ok" in head or "PASS" in head) and _GO_OK.search(head))
+    ):
         status = "pass"
     elif len(head) < 400:
         bad_word = _PLAIN_FAIL.search(head)
