@@ -168,6 +168,21 @@ class AssertDetector:
                         f"{where}: `{one_line(before[key], 60)}` became"
                         f" `{one_line(ast.unparse(node), 60)}`",
                     )
+        if old_tree is not None and new_tree is not None:
+            before = _compares(old_tree)
+            for node in ast.walk(new_tree):
+                if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
+                    continue
+                key = ast.dump(node.test.left)
+                loose = (ast.GtE, ast.LtE, ast.Gt, ast.Lt, ast.NotEq, ast.IsNot)
+                if key in before and isinstance(node.test.ops[0], loose):
+                    found.add(
+                        "weakened_comparison",
+                        "high",
+                        0.8,
+                        f"{where}: `{one_line(before[key], 60)}` became"
+                        f" `{one_line(ast.unparse(node), 60)}`",
+                    )
         if _EQUAL_JS.search(old) and _TRUTHY_JS.search(new) and not _TRUTHY_JS.search(old):
             found.add(
                 "truthiness_for_equality",
