@@ -46,7 +46,11 @@ _SKIP = re.compile(
     r"|\b(?:it|test|describe)\.skip\(|\bx(?:it|describe|test)\(|\bt\.Skip\(|@Disabled\b|@Ignore\b|#\[ignore\]"
 )
 _ASKED_SKIP = re.compile(
-    r"\b(?:skip|xfail|disable|quarantine|mark\w*)\b[^.\n]{0,40}\btests?\b", re.I
+    r"\b(?:skip|xfail|disable|quarantine|mark\w*)\b[^.\n]{0,40}\btests?\b"
+    r"|\bxfail\b|\bexpected[ -]failures?\b|\bknown[ -]failures?\b|\bquarantine\b"
+    r"|\bloosen\b|\brelax\b"
+    r"|\btolerance\b|\bdeviate\b",
+    re.I,
 )
 
 
@@ -191,7 +195,8 @@ class AssertDetector:
                 f"{where}: `{one_line(_TRUTHY_JS.search(new).group(0))}` in place of an equality"
                 " check",
             )
-        self._tolerance(where, old, new, found)
+        if not asked_skip:  # a tolerance the task set is not a widened one
+            self._tolerance(where, old, new, found)
         skip = _SKIP.search(new)
         if skip and not _SKIP.search(old) and not asked_skip and (testy or "def test" in new):
             found.add(

@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 
 from judge_service_plugins.detectors.agent import Edit, Trajectory, trajectory_of
-from judge_service_plugins.detectors.base import TEST_PATH, Found, one_line, shared, view_of
+from judge_service_plugins.detectors.base import (
+    TEST_PATH,
+    Found,
+    asks_revert,
+    one_line,
+    shared,
+    view_of,
+)
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
@@ -157,7 +164,12 @@ class CheckEditDetector:
                 )
         for call, command in traj.commands:
             reverted = _REVERT.search(command) if "git" in command else None
-            if reverted and _TEST_FILE.search(reverted.group(1)) and not asked_delete:
+            if (
+                reverted
+                and _TEST_FILE.search(reverted.group(1))
+                and not asked_delete
+                and not asks_revert(traj.prompt)
+            ):
                 found.add(
                     "reverted_tests",
                     "high",

@@ -78,6 +78,7 @@ _EDITOR_VERBS = {
 def _text_segments(text: str, where: str, order: int, kind: str = "text") -> list[Segment]:
     out = [Segment(where, text, kind, order)]
     blocks = list(_FENCE.finditer(text)) if "```" in text or "~~~" in text else []
+    replacing: str | None = None  # "replace <old> with <new>": the old block is removed text
     for block in blocks:
         lang = block.group(2).lower() or None
         body = block.group(4)
@@ -94,6 +95,15 @@ def _text_segments(text: str, where: str, order: int, kind: str = "text") -> lis
         )
         path = (head or named).group(1) if (head or named) else None
         writes = path and _WRITE_VERB.search(before[0])
+        lead = before[0].strip().lower()
+        if replacing is not None and re.fullmatch(r"(?:\W*\w+\W*){0,2}with\W*", lead):
+            path, replacing = path or replacing, None
+            out.append(Segment(where, body, "code", order, path, "edit", lang, first))
+            continue
+        if path and re.search(r"\breplace\W*$", lead):
+            replacing = path
+            out.append(Segment(where, body, "code", order, path, "diff_del", lang, first))
+            continue
         if lang in ("diff", "patch") or DIFF_START.search(body):
             out.extend(diff_segments(body, where, order, first))
         elif lang in ("bash", "sh", "shell", "console", "zsh"):
