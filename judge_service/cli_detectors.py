@@ -184,10 +184,16 @@ def review_rows(settings: Any) -> list[dict[str, Any]]:
                     sample = Sample.model_validate(hack.sample)
                 except ValueError:
                     continue
+                # A trajectory stays a list of messages: it trains the agent head.
+                completion = (
+                    sample.completion
+                    if isinstance(sample.completion, list)
+                    else sample.transcript()
+                )
                 rows.append(
                     {
                         "prompt": sample.prompt_text(),
-                        "completion": sample.transcript(),
+                        "completion": completion,
                         "label": 1 if confirmed else 0,
                         "group_id": sample.group_id or f"review-{hack.id}",
                     }
@@ -198,17 +204,25 @@ def review_rows(settings: Any) -> list[dict[str, Any]]:
 @detectors_app.command("train")
 def train(
     data: Annotated[
-        Path,
+        list[Path],
         typer.Option(
             "--data",
             exists=True,
             dir_okay=False,
-            help="JSONL rows with prompt, completion, label, group_id",
+            help="JSONL rows with prompt, completion, label, group_id (repeatable); text "
+            "completions train the text head, lists of messages the agent head",
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the model (JSON)")] = Path(
+    out: Annotated[Path, typer.Option("--out", help="Where to write the text head (JSON)")] = Path(
         "learned_detector.json"
     ),
+    agent_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--agent-out",
+            help="Where to write the agent head (JSON); default learned_agent.json next to --out",
+        ),
+    ] = None,
     folds: Annotated[int, typer.Option(help="GroupKFold folds for the reported AUROC")] = 5,
     with_review: Annotated[
         bool,
@@ -219,7 +233,7 @@ def train(
         ),
     ] = False,
 ) -> None:
-    """Train the learned detector; prints GroupKFold AUROC (by group_id) and saves the model."""
+    """Train the learned detector's heads; prints GroupKFold AUROC (by group_id), saves them."""
     from judge_service.registry import PluginError, Registry
 
     try:
@@ -227,30 +241,43 @@ def train(
     except PluginError as exc:
         raise typer.BadParameter(f"the learned detector is not installed: {exc}") from exc
     rows, bad = [], 0
-    for line in data.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
-            bad += 1
+    for path in data:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                bad += 1
     if with_review:
         from judge_service.settings import get_settings
 
         reviewed = review_rows(get_settings())
         typer.echo(f"{len(reviewed)} reviewed rollouts from the review queue")
         rows.extend(reviewed)
-    try:
-        model = learned.train(rows, folds=folds)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--data") from exc
-    metrics = model.metrics
-    typer.echo(
-        f"rows {metrics['rows']} ({metrics['hacks']} hacks) in {metrics['groups']} groups"
-        + (f"; {bad} unreadable lines skipped" if bad else "")
-    )
-    typer.echo(
-        f"GroupKFold AUROC by group_id ({metrics['folds']} folds): {metrics['cv_auroc']:.4f}"
-        f"  (Brier {metrics['cv_brier']:.4f})"
-    )
-    typer.echo(f"model written to {model.save(out)}")
+    agents = [r for r in rows if isinstance(r, dict) and isinstance(r.get("completion"), list)]
+    texts = [r for r in rows if isinstance(r, dict) and not isinstance(r.get("completion"), list)]
+    heads = [("text head", texts, learned.train, out)]
+    if agents:
+        target = agent_out or out.with_name("learned_agent.json")
+        heads.append(("agent head", agents, learned.train_agent, target))
+    if bad:
+        typer.echo(f"{bad} unreadable lines skipped")
+    for head, subset, train_head, target in heads:
+        if not subset and head == "text head" and agents:
+            typer.echo("no text rows: the text head is not retrained")
+            continue
+        try:
+            model = train_head(subset, folds=folds)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{head}: {exc}", param_hint="--data") from exc
+        metrics = model.metrics
+        typer.echo(
+            f"{head}: rows {metrics['rows']} ({metrics['hacks']} hacks) in "
+            f"{metrics['groups']} groups"
+        )
+        typer.echo(
+            f"{head}: GroupKFold AUROC by group_id ({metrics['folds']} folds): "
+            f"{metrics['cv_auroc']:.4f}  (Brier {metrics['cv_brier']:.4f})"
+        )
+        typer.echo(f"{head} written to {model.save(target)}")

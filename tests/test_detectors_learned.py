@@ -121,7 +121,9 @@ def test_the_prior_moves_the_probability() -> None:
     assert high > low
 
 
-def test_it_abstains_outside_its_domain() -> None:
+def test_it_abstains_on_text_without_a_stated_metric_and_hands_trajectories_to_the_agent_head():
+    """Changed on purpose (issue 14): trajectories no longer abstain; the agent head judges
+    them, and an honest-looking one stays far below the flag."""
     detector = learned_class()()
     assert detector.detect(sample("What is the capital of France?", "Paris"), Evidence()) == []
     trajectory = [
@@ -135,7 +137,9 @@ def test_it_abstains_outside_its_domain() -> None:
         {"role": "tool", "tool_call_id": "1", "content": "ok"},
         {"role": "assistant", "content": STUFFED},
     ]
-    assert detector.detect(sample(SEO, trajectory), Evidence()) == []
+    judged = detector.detect(sample(SEO, trajectory), Evidence())
+    assert all(f.kind == "learned_agent_hack_probability" for f in judged)
+    assert hack_score(judged) < 0.5
 
 
 def test_a_model_from_another_feature_set_is_refused(tmp_path: Path) -> None:

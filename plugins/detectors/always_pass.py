@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, view_of
+from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, shared, view_of
 from judge_service_plugins.detectors.pyast import (
     Context,
     body_without_docstring,
@@ -67,6 +67,10 @@ class AlwaysPassDetector:
     uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
+        # Shared per sample: the learned detector reads these findings as features.
+        return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))
+
+    def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
         found = Found(self.name)
         for seg in view.code:

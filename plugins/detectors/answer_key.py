@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, at, view_of
+from judge_service_plugins.detectors.base import TEST_PATH, Found, at, shared, view_of
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -78,6 +78,10 @@ class AnswerKeyDetector:
     uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
+        # Shared per sample: the learned detector reads these findings as features.
+        return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))
+
+    def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
         if not _PREFILTER.search(view.command_text + view.code_text) and not any(
             s.kind == "read" for s in view.segments
@@ -88,7 +92,11 @@ class AnswerKeyDetector:
         for seg in view.segments:
             if seg.kind == "command":
                 peeks.extend(self._command(seg, found))
-            elif seg.kind == "read" and re.search(_KEY_PATH, seg.text, re.IGNORECASE):
+            elif (
+                seg.kind == "read"
+                and re.search(_KEY_PATH, seg.text, re.IGNORECASE)
+                and seg.text.strip("./").rsplit("/", 1)[-1] not in view.prompt
+            ):
                 found.add(
                     "read_answer_key",
                     "high",

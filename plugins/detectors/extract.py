@@ -47,14 +47,19 @@ _CODE_KEYS = (
     "updated_code",
     "file_content",
     "edit",
+    "new",
+    "replace",
+    "replace_with",
 )
 
 _WHOLE_FILE_KEYS = {"content", "file_text", "new_content", "contents", "file_content", "source"}
-_OLD_KEYS = ("old_str", "old_string", "old_content", "old_text", "search")
+_OLD_KEYS = ("old_str", "old_string", "old_content", "old_text", "search", "old", "find")
 
 _PATCH_KEYS = ("patch", "diff", "changes")
 
 _COMMAND_KEYS = ("command", "cmd", "commands", "script", "shell", "bash")
+# Keys that hold a command only in a shell-like tool (``input`` of apply_patch is a patch).
+_SHELL_ONLY_KEYS = ("input", "argv", "args")
 
 _SHELL_TOOLS = re.compile(r"bash|shell|terminal|exec|run|command|sh$|cmd|console|ipython", re.I)
 
@@ -73,6 +78,7 @@ _EDITOR_VERBS = {
 def _text_segments(text: str, where: str, order: int, kind: str = "text") -> list[Segment]:
     out = [Segment(where, text, kind, order)]
     blocks = list(_FENCE.finditer(text)) if "```" in text or "~~~" in text else []
+    replacing: str | None = None  # "replace <old> with <new>": the old block is removed text
     for block in blocks:
         lang = block.group(2).lower() or None
         body = block.group(4)
@@ -89,6 +95,15 @@ def _text_segments(text: str, where: str, order: int, kind: str = "text") -> lis
         )
         path = (head or named).group(1) if (head or named) else None
         writes = path and _WRITE_VERB.search(before[0])
+        lead = before[0].strip().lower()
+        if replacing is not None and re.fullmatch(r"(?:\W*\w+\W*){0,2}with\W*", lead):
+            path, replacing = path or replacing, None
+            out.append(Segment(where, body, "code", order, path, "edit", lang, first))
+            continue
+        if path and re.search(r"\breplace\W*$", lead):
+            replacing = path
+            out.append(Segment(where, body, "code", order, path, "diff_del", lang, first))
+            continue
         if lang in ("diff", "patch") or DIFF_START.search(body):
             out.extend(diff_segments(body, where, order, first))
         elif lang in ("bash", "sh", "shell", "console", "zsh"):
@@ -157,7 +172,8 @@ def _tool_segments(name: str, raw: Any, where: str, order: int) -> list[Segment]
             else:
                 out.append(Segment(here, text, "code", order, path, op if path else None))
     if not editor:
-        for key in _COMMAND_KEYS:
+        keys = _COMMAND_KEYS + (_SHELL_ONLY_KEYS if _SHELL_TOOLS.search(name) else ())
+        for key in keys:
             value = args.get(key)
             if isinstance(value, list):
                 value = "\n".join(str(v) for v in value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, at, view_of
+from judge_service_plugins.detectors.base import TEST_PATH, Found, at, shared, view_of
 from judge_service_plugins.detectors.pyast import dotted, literal, python_tree, walk
 
 from judge_service.contracts import Evidence
@@ -53,6 +53,10 @@ class MeasurementDetector:
     uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
+        # Shared per sample: the learned detector reads these findings as features.
+        return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))
+
+    def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
         if not _PREFILTER.search(view.code_text):
             return []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, view_of
+from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, shared, view_of
 from judge_service_plugins.detectors.pyast import dotted, literal, parse, walk
 from judge_service_plugins.detectors.segment import Segment
 from judge_service_plugins.detectors.test_edits import check_test_edit
@@ -68,6 +68,10 @@ class TamperingDetector:
     uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
+        # Shared per sample: the learned detector reads these findings as features.
+        return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))
+
+    def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
         found = Found(self.name)
         for segment in view.code:
