@@ -37,6 +37,8 @@ if [ ! -f .venv/.llama-portable-$llama_version ]; then
       pip wheel -q --no-deps --no-cache-dir -w "$llama_wheels" \
       "llama-cpp-python==$llama_version"
   fi
+  # Its own dependencies first, so the --no-deps install below leaves nothing unresolved.
+  pip install -q "numpy>=1.20.0" "diskcache>=5.6.1" "typing-extensions>=4.5.0" "jinja2>=2.11.3"
   pip install -q --force-reinstall --no-deps \
     "$llama_wheels"/llama_cpp_python-$llama_version-*.whl
   touch .venv/.llama-portable-$llama_version
