@@ -18,6 +18,7 @@ from judge_service_plugins.detectors.base import View, view_of
 from judge_service_plugins.detectors.extract import (
     _CODE_KEYS,
     _COMMAND_KEYS,
+    _FENCE,
     _OLD_KEYS,
     _PATCH_KEYS,
     _PATH_KEYS,
@@ -26,6 +27,7 @@ from judge_service_plugins.detectors.extract import (
     _WHOLE_FILE_KEYS,
     _arguments,
     _content,
+    fenced_blocks,
 )
 from judge_service_plugins.detectors.outcomes import ToolOutcome, outcome_of
 from judge_service_plugins.detectors.segment import DIFF_START, diff_segments
@@ -34,9 +36,6 @@ from judge_service_plugins.detectors.shell import command_segments
 from judge_service.domain import Sample
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>(.*?)(?:</\1>|\Z)", re.S | re.I)
-_FENCE = re.compile(
-    r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S
-)
 _REMOVE = re.compile(r"(?:git\s+)?rm\b|unlink\b|truncate\b")
 _REASONING_KEYS = ("reasoning_content", "reasoning", "thinking", "thoughts")
 
@@ -104,12 +103,28 @@ class Trajectory:
         return "\n".join(r.text for r in self.results)
 
 
-def _prose(text: str) -> tuple[str, list[tuple[str | None, str]]]:
-    """``text`` without fenced blocks, and the blocks ``(lang, body)``."""
-    if "```" not in text and "~~~" not in text:
+def _prose(text: str, where: str) -> tuple[str, list[Edit]]:
+    """``text`` without fenced blocks, and the blocks as edits.
+
+    Prose "replace <old> with <new>" is read as extract.py reads it: one edit whose old
+    text is the first block, so what it removes is not taken for code the agent wrote.
+    """
+    found = fenced_blocks(text)
+    if not found:
         return text, []
-    blocks = [(m.group(2).lower() or None, m.group(3)) for m in _FENCE.finditer(text)]
-    return _FENCE.sub(" ", text), blocks
+    edits: list[Edit] = []
+    removed: int | None = None  # index of the edit whose old text a replacement completes
+    for block, lang, path, role in found:
+        body = block.group(4)
+        if role == "removed":
+            removed = len(edits)
+            edits.append(Edit(where, path, "edit", "", body, lang))
+        elif role == "replacement" and removed is not None:
+            edits[removed] = Edit(where, path, "edit", body, edits[removed].old, lang)
+            removed = None
+        else:
+            edits.append(Edit(where, None, "block", body, lang=lang))
+    return _FENCE.sub(" ", text), edits
 
 
 def _edits_of(name: str, args: dict[str, Any] | str, where: str) -> tuple[list[str], list[Edit]]:
@@ -195,13 +210,13 @@ def build(view: View) -> Trajectory:
     traj = Trajectory(prompt=view.prompt, system=system)
     completion = sample.completion
     if isinstance(completion, str):
-        prose, blocks = _prose(completion)
+        prose, blocks = _prose(completion, "completion")
         thoughts = [m.group(2) for m in _THINK.finditer(prose)] if "<" in prose else []
         for thought in thoughts:
             traj.narration.append(Said("completion (reasoning)", 0, thought, "think"))
         prose = _THINK.sub(" ", prose) if thoughts else prose
         traj.narration.append(Said("completion", 0, prose, "content"))
-        traj.blocks = [Edit("completion", None, "block", b, lang=lang) for lang, b in blocks]
+        traj.blocks = blocks
         traj.final_claim = prose
         return traj
     traj.is_messages = True
@@ -232,7 +247,7 @@ def build(view: View) -> Trajectory:
             if isinstance(value, str) and value.strip():
                 traj.narration.append(Said(f"{where} reasoning", index, value, "reasoning"))
         if text:
-            prose, blocks = _prose(text)
+            prose, blocks = _prose(text, where)
             if "<" in prose:
                 for m in _THINK.finditer(prose):
                     traj.narration.append(Said(f"{where} reasoning", index, m.group(2), "think"))
@@ -241,7 +256,7 @@ def build(view: View) -> Trajectory:
                 traj.narration.append(Said(where, index, prose, "content"))
                 if not message.get("tool_calls"):
                     traj.final_claim = prose
-            traj.blocks.extend(Edit(where, None, "block", b, lang=lang) for lang, b in blocks)
+            traj.blocks.extend(blocks)
         for number, call in enumerate(message.get("tool_calls") or [], start=1):
             function = (call.get("function") or {}) if isinstance(call, dict) else {}
             name = str(function.get("name") or "?")

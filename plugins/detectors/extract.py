@@ -75,14 +75,20 @@ _EDITOR_VERBS = {
 }
 
 
-def _text_segments(text: str, where: str, order: int, kind: str = "text") -> list[Segment]:
-    out = [Segment(where, text, kind, order)]
-    blocks = list(_FENCE.finditer(text)) if "```" in text or "~~~" in text else []
+def fenced_blocks(text: str) -> list[tuple[re.Match[str], str | None, str | None, str | None]]:
+    """Each fenced block with ``(match, lang, path, role)``.
+
+    ``role`` is ``removed`` for the first block of prose "replace <old> with <new>",
+    ``replacement`` for the second, ``write`` for a block a write verb introduces, else None:
+    one reading shared by the segments here and the agent view, so both judge what is left.
+    """
+    if "```" not in text and "~~~" not in text:
+        return []
+    out: list[tuple[re.Match[str], str | None, str | None, str | None]] = []
     replacing: str | None = None  # "replace <old> with <new>": the old block is removed text
-    for block in blocks:
+    for block in _FENCE.finditer(text):
         lang = block.group(2).lower() or None
         body = block.group(4)
-        first = text.count("\n", 0, block.start(4)) + 1
         before = [
             ln
             for ln in text[max(0, block.start() - 160) : block.start()].splitlines()
@@ -94,14 +100,28 @@ def _text_segments(text: str, where: str, order: int, kind: str = "text") -> lis
             r"\s*(?:#|//)\s*(?:file:?\s*)?([\w./-]+\.\w{1,5})\s*$", body.split("\n", 1)[0]
         )
         path = (head or named).group(1) if (head or named) else None
-        writes = path and _WRITE_VERB.search(before[0])
         lead = before[0].strip().lower()
         if replacing is not None and re.fullmatch(r"(?:\W*\w+\W*){0,2}with\W*", lead):
-            path, replacing = path or replacing, None
+            out.append((block, lang, path or replacing, "replacement"))
+            replacing = None
+        elif path and re.search(r"\breplace\W*$", lead):
+            replacing = path
+            out.append((block, lang, path, "removed"))
+        else:
+            out.append((block, lang, path, "write" if path and _WRITE_VERB.search(lead) else None))
+    return out
+
+
+def _text_segments(text: str, where: str, order: int, kind: str = "text") -> list[Segment]:
+    out = [Segment(where, text, kind, order)]
+    blocks = fenced_blocks(text)
+    for block, lang, path, role in blocks:
+        body = block.group(4)
+        first = text.count("\n", 0, block.start(4)) + 1
+        if role == "replacement":
             out.append(Segment(where, body, "code", order, path, "edit", lang, first))
             continue
-        if path and re.search(r"\breplace\W*$", lead):
-            replacing = path
+        if role == "removed":
             out.append(Segment(where, body, "code", order, path, "diff_del", lang, first))
             continue
         if lang in ("diff", "patch") or DIFF_START.search(body):
@@ -109,7 +129,7 @@ def _text_segments(text: str, where: str, order: int, kind: str = "text") -> lis
         elif lang in ("bash", "sh", "shell", "console", "zsh"):
             out.extend(command_segments(body, where, order, first))
         else:
-            op = "write" if writes else None
+            op = "write" if role == "write" else None
             out.append(Segment(where, body, "code", order, path, op, lang, first))
     if not blocks and kind == "text":
         if (

@@ -20,6 +20,7 @@ from judge_service_plugins.detectors.base import (
     shared,
     view_of,
 )
+from judge_service_plugins.detectors.matchers import field_matchers, only_defines, relaxes_field
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -162,6 +163,7 @@ class TrajectoryDetector:
         )
         best: tuple[float, Segment] | None = None
         edits = [s for s in view.code if s.op and s.path and TEST_PATH.search(s.path)]
+        matchers = field_matchers(view)
         removed = {(s.order, s.path): s.text for s in edits if s.op == "diff_del"}
         replaced = {(s.order, s.path) for s in edits if s.op in ("diff_add", "edit", "write")}
         for seg in edits:
@@ -179,7 +181,9 @@ class TrajectoryDetector:
                 continue  # judged together with the lines that replace it
             # A repair (the edit takes a skip or exit out) or a change the task asked for.
             before, after = (seg.text, "") if seg.op == "diff_del" else (old or "", seg.text)
-            if repairs(before, after):
+            if repairs(before, after) or relaxes_field(before, after, matchers):
+                continue  # a repair, or one field left to a wildcard matcher
+            if seg.op == "write" and only_defines(seg.text, matchers):
                 continue
             if not view.no_test_edits and asks_test_change(view.prompt, seg.path):
                 continue
