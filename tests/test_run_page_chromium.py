@@ -57,8 +57,9 @@ def test_the_run_page_in_chromium(tmp_path: Path):
                 page.get_by_role("button", name="Sign in").click()
                 expect(page).to_have_url(f"{server.url}/runs/{RUN}")
 
-                plots = page.locator("figure.plot svg")
+                plots = page.locator("figure.plot[data-plot] svg")  # the report's four
                 expect(plots).to_have_count(4)
+                expect(page.locator("figure.plot[data-tier-plot] svg")).to_have_count(1)
                 for i in range(4):
                     box = plots.nth(i).bounding_box()
                     assert box is not None and box["width"] > 300 and box["height"] > 140
@@ -85,7 +86,7 @@ def test_the_run_page_in_chromium(tmp_path: Path):
                 listed = page.locator(f'tr[data-run="{RUN}"]')
                 expect(listed).to_contain_text("3")
                 listed.get_by_role("link", name=RUN).click()
-                expect(page.locator("figure.plot svg")).to_have_count(4)
+                expect(page.locator("figure.plot[data-plot] svg")).to_have_count(4)
             finally:
                 browser.close()
     finally:
