@@ -9,6 +9,7 @@
     ├── NotFound (404 not_found)                    no such batch, rubric, review item
     ├── Conflict (409 conflict)                     idempotency key reused for another batch
     ├── PayloadTooLarge (413 payload_too_large)     body over JS_MAX_BODY_MB
+    ├── UnsupportedMediaType (415 unsupported_media_type)  a JSON route sent another type
     ├── ValidationFailed (422 validation_error)     wrong types or missing fields
     │   ├── DuplicateSampleIds (422 duplicate_sample_ids)
     │   ├── UnknownJudge (422 unknown_judge)
@@ -84,6 +85,11 @@ class Conflict(JudgeServiceError):
 class PayloadTooLarge(JudgeServiceError):
     status_code = 413
     code = "payload_too_large"
+
+
+class UnsupportedMediaType(JudgeServiceError):
+    status_code = 415
+    code = "unsupported_media_type"
 
 
 class ValidationFailed(JudgeServiceError):

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
 from judge_service.api.docs import add_docs
+from judge_service.api.headers import SecurityHeaders
 from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.outage import database_error
 from judge_service.api.routes import (
@@ -29,7 +30,7 @@ from judge_service.api.routes import (
     runs,
 )
 from judge_service.api.startup import DatabaseStartup
-from judge_service.api.web import pages, run_pages
+from judge_service.api.web import pages, run_pages, sign_in
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
 from judge_service.settings import Settings, get_settings
@@ -148,6 +149,7 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # outermost: the guard's own answers get it too
     for module in (
         health,
         rewards,
@@ -158,6 +160,7 @@ def create_app(
         judges,
         runs,
         pages,
+        sign_in,
         run_pages,
         forge,
     ):

@@ -24,6 +24,7 @@ from judge_service.errors import (
     JudgeServiceError,
     MalformedJSON,
     PayloadTooLarge,
+    UnsupportedMediaType,
 )
 
 #: Routes whose bodies are always JSON.
@@ -124,12 +125,11 @@ class BodyGuard:
         if scope["path"] in JSONL_PATHS:
             await self.app(scope, _replay(body, receive), send)
             return
-        if scope["path"].startswith(JSON_PATHS) and not is_json:
-            # JSON APIs read the body as JSON whatever the client declared (curl -d
-            # sends a form type), so the client gets a JSON error, not a type error.
-            headers[b"content-type"] = b"application/json"
-            scope = {**scope, "headers": list(headers.items())}
-            is_json = True
+        if scope["path"].startswith(JSON_PATHS) and not is_json and (body or content_type):
+            # Only JSON types: text/plain, form and multipart bodies are what another site's
+            # page can post without a CORS preflight, so they are never read as JSON.
+            await _send_error(send, _not_json(content_type))
+            return
         if body and is_json:
             try:
                 scope[PARSED_BODY] = _check_json(body)
@@ -137,6 +137,14 @@ class BodyGuard:
                 await _send_error(send, error)
                 return
         await self.app(scope, _replay(body, receive), send)
+
+
+def _not_json(content_type: bytes) -> UnsupportedMediaType:
+    declared = content_type.decode("latin-1") or "none"
+    return UnsupportedMediaType(
+        f"content-type must be application/json (or a +json type), not {declared}",
+        detail={"content_type": content_type.decode("latin-1") or None, "accepted": ["application/json", "*/*+json"]},
+    )
 
 
 def _replay(body: bytes, receive: Receive) -> Any:

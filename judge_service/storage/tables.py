@@ -147,3 +147,20 @@ class AuditRow(Base):
     action: Mapped[str] = mapped_column(String(64), index=True)
     target: Mapped[str | None] = mapped_column(String(256))
     detail: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
+
+
+class WebSessionRow(Base):
+    """A signed-in review page: the cookie's SHA-256, never the cookie itself.
+
+    Stored so that signing out (or revoking the key) ends the session on the server: a
+    copied cookie is dead afterwards, on every API process."""
+
+    __tablename__ = "web_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("api_keys.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
