@@ -3,10 +3,12 @@
     JudgeServiceError (500 internal_error)
     ├── BadRequest (400 bad_request)
     │   ├── MalformedJSON (400 malformed_json)      body is not JSON
+    │   ├── JSONTooDeep (400 json_too_deep)         body nests too deep
     │   └── InvalidEncoding (400 invalid_encoding)  body is not UTF-8
     ├── Unauthorized (401 unauthorized)             no key, or an unknown/revoked key
     ├── Forbidden (403 forbidden)                   the key's role may not do this
     ├── NotFound (404 not_found)                    no such batch, rubric, review item
+    ├── RequestTimeout (408 request_timeout)        body not received in JS_BODY_TIMEOUT_S
     ├── Conflict (409 conflict)                     idempotency key reused for another batch
     ├── PayloadTooLarge (413 payload_too_large)     body over JS_MAX_BODY_MB
     ├── ValidationFailed (422 validation_error)     wrong types or missing fields
@@ -14,7 +16,8 @@
     │   ├── UnknownJudge (422 unknown_judge)
     │   ├── UnknownAggregator (422 unknown_aggregator)
     │   └── UnknownRubric (422 unknown_rubric)
-    └── Unavailable (503 unavailable)               database or broker down
+    ├── Unavailable (503 unavailable)               database or broker down
+    └── AnswerTimeout (504 answer_timeout)          no answer within JS_REQUEST_TIMEOUT_S
 
 One handler in the API turns any of them into
 ``{"error": {"code", "message", "detail"}}``. Imports nothing of the package.
@@ -49,6 +52,10 @@ class MalformedJSON(BadRequest):
     code = "malformed_json"
 
 
+class JSONTooDeep(BadRequest):
+    code = "json_too_deep"
+
+
 class InvalidEncoding(BadRequest):
     code = "invalid_encoding"
 
@@ -66,6 +73,11 @@ class Forbidden(JudgeServiceError):
 class NotFound(JudgeServiceError):
     status_code = 404
     code = "not_found"
+
+
+class RequestTimeout(JudgeServiceError):
+    status_code = 408
+    code = "request_timeout"
 
 
 class Conflict(JudgeServiceError):
@@ -102,3 +114,8 @@ class UnknownRubric(ValidationFailed):
 class Unavailable(JudgeServiceError):
     status_code = 503
     code = "unavailable"
+
+
+class AnswerTimeout(JudgeServiceError):
+    status_code = 504
+    code = "answer_timeout"

@@ -11,13 +11,13 @@ from starlette.concurrency import run_in_threadpool
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import AnyKey, TrainerKey
+from judge_service.api.error_docs import errors
 from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 
 DETAIL_HELP = "`compact`: each result without its judges and components, as in the request"
-ERRORS = {code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)}
 
 
 def _answer(response: Answer, *, compact: bool) -> Response:
@@ -32,7 +32,7 @@ def _answer(response: Answer, *, compact: bool) -> Response:
 @router.post(
     "/rewards",
     response_model=wire.RewardResponse,
-    responses={202: {"model": wire.RewardResponse}, **ERRORS},
+    responses={202: {"model": wire.RewardResponse}, **errors(409)},
 )
 async def create_rewards(body: wire.RewardRequest, request: Request, key: TrainerKey):
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
@@ -41,7 +41,7 @@ async def create_rewards(body: wire.RewardRequest, request: Request, key: Traine
     return _answer(answer, compact=body.detail == "compact")
 
 
-@router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=ERRORS)
+@router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=errors(404))
 async def get_rewards(
     batch_id: str,
     request: Request,

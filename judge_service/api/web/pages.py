@@ -26,6 +26,7 @@ from judge_service.storage import audit, labels, review, rubrics
 from judge_service.storage.keys import find_key
 from judge_service.storage.rollouts import recent_rollouts
 from judge_service.storage.tables import ApiKeyRow
+from judge_service.wire import DbInt
 
 router = APIRouter(include_in_schema=False)
 REVIEWERS = ("reviewer", "admin")
@@ -172,7 +173,7 @@ def sign_in(session: SessionDep, request: Request, form: FormDep) -> Response:
 
 
 @router.get("/review/items/{item_id}", response_class=HTMLResponse)
-def item_page(item_id: int, request: Request, session: SessionDep) -> HTMLResponse:
+def item_page(item_id: DbInt, request: Request, session: SessionDep) -> HTMLResponse:
     """One review item, pending or decided, with its evidence and decisions."""
     who = viewer(request, session)
     refused = refusal(who, next_path=f"/review/items/{item_id}")
@@ -198,7 +199,7 @@ def sign_out() -> RedirectResponse:
 
 @router.post("/review/items/{item_id}/decision")
 def decide_from_page(
-    item_id: int, request: Request, session: SessionDep, form: FormDep
+    item_id: DbInt, request: Request, session: SessionDep, form: FormDep
 ) -> RedirectResponse:
     try:
         key = _guard(request, session, form)
