@@ -131,6 +131,7 @@ def serve(
     import uvicorn
 
     from judge_service.api.app import create_app
+    from judge_service.api.edge import uvicorn_options
     from judge_service.api.startup import DatabaseStartup
     from judge_service.storage.db import describe_url
 
@@ -157,6 +158,7 @@ def serve(
         "port": port,
         "log_level": settings.log_level.lower(),
         "access_log": settings.access_log,
+        **uvicorn_options(settings),  # header size and time limits, keep-alive
     }
     if workers == 1:
         uvicorn.run(create_app(settings, migrate=run_migration), **options)

@@ -3,10 +3,12 @@
     JudgeServiceError (500 internal_error)
     ├── BadRequest (400 bad_request)
     │   ├── MalformedJSON (400 malformed_json)      body is not JSON
+    │   ├── JSONTooDeep (400 json_too_deep)         body nests too deep
     │   └── InvalidEncoding (400 invalid_encoding)  body is not UTF-8
     ├── Unauthorized (401 unauthorized)             no key, or an unknown/revoked key
     ├── Forbidden (403 forbidden)                   the key's role may not do this
     ├── NotFound (404 not_found)                    no such batch, rubric, review item
+    ├── RequestTimeout (408 request_timeout)        body not received in JS_BODY_TIMEOUT_S
     ├── Conflict (409 conflict)                     idempotency key reused for another batch
     ├── PayloadTooLarge (413 payload_too_large)     body over JS_MAX_BODY_MB
     ├── UnsupportedMediaType (415 unsupported_media_type)  a JSON route sent another type
@@ -15,9 +17,10 @@
     │   ├── UnknownJudge (422 unknown_judge)
     │   ├── UnknownAggregator (422 unknown_aggregator)
     │   └── UnknownRubric (422 unknown_rubric)
-    └── Unavailable (503 unavailable)               the broker is down; sends Retry-After
-        ├── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
-        └── DatabaseUnavailable (503 database_unavailable)  the database cannot be reached
+    ├── Unavailable (503 unavailable)               the broker is down; sends Retry-After
+    │   ├── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
+    │   └── DatabaseUnavailable (503 database_unavailable)  the database cannot be reached
+    └── AnswerTimeout (504 answer_timeout)          no answer within JS_REQUEST_TIMEOUT_S
 
 One handler in the API turns any of them into
 ``{"error": {"code", "message", "detail"}}``. Imports nothing of the package.
@@ -58,6 +61,10 @@ class MalformedJSON(BadRequest):
     code = "malformed_json"
 
 
+class JSONTooDeep(BadRequest):
+    code = "json_too_deep"
+
+
 class InvalidEncoding(BadRequest):
     code = "invalid_encoding"
 
@@ -75,6 +82,11 @@ class Forbidden(JudgeServiceError):
 class NotFound(JudgeServiceError):
     status_code = 404
     code = "not_found"
+
+
+class RequestTimeout(JudgeServiceError):
+    status_code = 408
+    code = "request_timeout"
 
 
 class Conflict(JudgeServiceError):
@@ -134,3 +146,8 @@ class DatabaseUnavailable(Unavailable):
     locked: the request may succeed unchanged once the database is back."""
 
     code = "database_unavailable"
+
+
+class AnswerTimeout(JudgeServiceError):
+    status_code = 504
+    code = "answer_timeout"

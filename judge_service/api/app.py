@@ -10,11 +10,14 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
+from judge_service.api.deadline import RequestDeadline
 from judge_service.api.docs import add_docs
+from judge_service.api.error_docs import document_errors
 from judge_service.api.headers import SecurityHeaders
 from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.outage import database_error
@@ -44,7 +47,12 @@ def _field(loc: tuple) -> str:
     return ".".join(parts) or "body"
 
 
-async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+async def _validation_error(
+    request: Request, exc: RequestValidationError | ValidationError
+) -> JSONResponse:
+    """422 naming the fields. Also for a model a route builds from the client's input
+    itself (``/get_reward`` maps its query onto a ``RewardRequest``): a 500 there would
+    blame the service for what the client sent."""
     errors = [
         {
             "field": _field(tuple(e.get("loc", ()))),
@@ -144,11 +152,15 @@ def create_app(
     app.state.registry = plugins
     app.state.checked_keys = CheckedKeys(settings.key_cache_s)
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(ValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]
     app.add_exception_handler(SQLAlchemyError, database_error)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
-    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
+    )
+    app.add_middleware(RequestDeadline, timeout_s=settings.request_timeout_s)
     app.add_middleware(SecurityHeaders)  # outermost: the guard's own answers get it too
     for module in (
         health,
@@ -165,6 +177,7 @@ def create_app(
         forge,
     ):
         app.include_router(module.router)
+    document_errors(app)
     return app
 
 

@@ -15,9 +15,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from judge_service import wire_forge
+from judge_service import json_depth, wire_forge
 from judge_service.api.deps import AnyKey, ReviewerKey, SessionDep
-from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import NotFound, Unavailable, ValidationFailed
 from judge_service.forge.documents import parse_documents
@@ -25,6 +25,7 @@ from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.traces import parse_traces
 from judge_service.storage import audit, forge
 from judge_service.storage.forge_tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
+from judge_service.wire import DbInt
 from judge_service.worker.task_names import FORGE_TASK
 
 router = APIRouter(prefix="/v1", tags=["forge"])
@@ -41,7 +42,7 @@ def _spec(value: str) -> Any:
     """A model spec from a query value: a JSON object, or a plain model string."""
     if value.lstrip().startswith("{"):
         try:
-            return json.loads(value)
+            return json_depth.loads(value)
         except json.JSONDecodeError:
             return value
     return value
@@ -50,7 +51,7 @@ def _spec(value: str) -> Any:
 def _specs(value: str) -> list[Any]:
     if value.lstrip().startswith("["):
         try:
-            return list(json.loads(value))
+            return list(json_depth.loads(value))
         except json.JSONDecodeError:
             return [value]
     if value.lstrip().startswith("{"):
@@ -63,10 +64,13 @@ def parse_options(request: Request, model: type[BaseModel]) -> BaseModel:
     raw: dict[str, Any] = {}
     for name in request.query_params:
         values = request.query_params.getlist(name)
-        if name == "verifiers":  # repeated, comma-separated model strings, or JSON
-            raw[name] = [v for value in values for v in _specs(value)]
-        else:
-            raw[name] = _spec(values[-1]) if name in SPEC_OPTIONS else values[-1]
+        try:
+            if name == "verifiers":  # repeated, comma-separated model strings, or JSON
+                raw[name] = [v for value in values for v in _specs(value)]
+            else:
+                raw[name] = _spec(values[-1]) if name in SPEC_OPTIONS else values[-1]
+        except json_depth.TooDeep as exc:
+            raise ValidationFailed(f"invalid option {name}: {exc}", detail={"field": name}) from exc
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -137,7 +141,6 @@ async def _upload(request: Request, parse: Any) -> str:
     "/forge/traces",
     response_model=wire_forge.ForgeJob,
     status_code=202,
-    responses=ERRORS,
     openapi_extra=UPLOAD_BODY,
 )
 async def forge_traces(
@@ -155,7 +158,6 @@ async def forge_traces(
     "/forge/documents",
     response_model=wire_forge.ForgeJob,
     status_code=202,
-    responses=ERRORS,
     openapi_extra=UPLOAD_BODY,
 )
 async def forge_documents(
@@ -169,7 +171,7 @@ async def forge_documents(
     return await _queue(request, session, key, "documents", text, options)
 
 
-@router.get("/forge/jobs/{job_id}", response_model=wire_forge.ForgeJob, responses=ERRORS)
+@router.get("/forge/jobs/{job_id}", response_model=wire_forge.ForgeJob, responses=errors(404))
 def get_forge_job(job_id: str, session: SessionDep, key: AnyKey):
     """A forge job: status, counts, its families, and (traces) the mining it started."""
     row = forge.get_job(session=session, job_id=job_id)
@@ -194,7 +196,7 @@ def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> wire_forge.ForgeTask:
     )
 
 
-@router.get("/tasks", response_model=wire_forge.ForgeTaskList, responses=ERRORS)
+@router.get("/tasks", response_model=wire_forge.ForgeTaskList)
 def list_tasks(
     session: SessionDep,
     key: AnyKey,
@@ -203,7 +205,7 @@ def list_tasks(
     approved: Annotated[bool | None, Query(description="true: approved families only")] = None,
     job_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[DbInt, Query()] = 0,
 ):
     """Forged tasks, filtered; ``approved=true`` is what ``forge export`` writes."""
     rows = forge.list_tasks(

@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query
 
 from judge_service import wire_review
 from judge_service.api.deps import AnyKey, SessionDep
-from judge_service.api.routes.rewards import ERRORS
 from judge_service.review import agreement
 from judge_service.storage.labels import CONSENSUS, labeled_scores
 
@@ -31,7 +30,7 @@ def _out(figures: agreement.JudgeFigures) -> wire_review.JudgeAgreement:
     )
 
 
-@router.get("/judges/agreement", response_model=wire_review.AgreementResponse, responses=ERRORS)
+@router.get("/judges/agreement", response_model=wire_review.AgreementResponse)
 def judge_agreement(
     session: SessionDep,
     key: AnyKey,

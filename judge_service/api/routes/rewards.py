@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import AnyKey, TrainerKey
+from judge_service.api.error_docs import errors
 from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
 from judge_service.api.worker_gate import WorkerAlive
@@ -18,7 +19,6 @@ from judge_service.api.worker_gate import WorkerAlive
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 
 DETAIL_HELP = "`compact`: each result without its judges and components, as in the request"
-ERRORS = {code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)}
 
 
 def _answer(response: Answer, *, compact: bool) -> Response:
@@ -33,7 +33,7 @@ def _answer(response: Answer, *, compact: bool) -> Response:
 @router.post(
     "/rewards",
     response_model=wire.RewardResponse,
-    responses={202: {"model": wire.RewardResponse}, **ERRORS},
+    responses={202: {"model": wire.RewardResponse}, **errors(409)},
 )
 async def create_rewards(
     body: wire.RewardRequest, request: Request, key: TrainerKey, _alive: WorkerAlive
@@ -44,7 +44,7 @@ async def create_rewards(
     return _answer(answer, compact=body.detail == "compact")
 
 
-@router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=ERRORS)
+@router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=errors(404))
 async def get_rewards(
     batch_id: str,
     request: Request,

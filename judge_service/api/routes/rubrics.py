@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from judge_service import wire, wire_review
 from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, SessionDep
-from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import Conflict, NotFound, Unavailable, ValidationFailed
 from judge_service.local_model import LOCAL_JUDGE_NAME
@@ -55,7 +55,9 @@ def _active(session: SessionDep, name: str) -> RubricVersionRow:
     return row
 
 
-@router.post("/rubrics", response_model=wire_review.RubricOut, status_code=201, responses=ERRORS)
+@router.post(
+    "/rubrics", response_model=wire_review.RubricOut, status_code=201, responses=errors(409)
+)
 def create_rubric(body: wire_review.RubricCreate, session: SessionDep, key: AdminKey):
     """Version 1 of a new rubric, approved and active at once; 409 if the name exists."""
     if rubrics.exists(session=session, name=body.name):
@@ -82,7 +84,7 @@ def create_rubric(body: wire_review.RubricCreate, session: SessionDep, key: Admi
     return rubric_out(row, row.version)
 
 
-@router.get("/rubrics", response_model=wire_review.RubricList, responses=ERRORS)
+@router.get("/rubrics", response_model=wire_review.RubricList)
 def list_rubrics(session: SessionDep, key: AnyKey):
     """Every rubric with its active version."""
     return wire_review.RubricList(
@@ -93,12 +95,14 @@ def list_rubrics(session: SessionDep, key: AnyKey):
     )
 
 
-@router.get("/rubrics/{name}", response_model=wire_review.RubricOut, responses=ERRORS)
+@router.get("/rubrics/{name}", response_model=wire_review.RubricOut, responses=errors(404))
 def get_rubric(
     name: str,
     session: SessionDep,
     key: AnyKey,
-    version: Annotated[int | None, Query(ge=1, description="A version; default: active")] = None,
+    version: Annotated[
+        wire.DbInt | None, Query(ge=1, description="A version; default: active")
+    ] = None,
 ):
     """The active version (latest approved), or version ``N`` with ``?version=N``."""
     active = _active(session, name)
@@ -115,7 +119,9 @@ def get_rubric(
     return rubric_out(row, active.version)
 
 
-@router.get("/rubrics/{name}/versions", response_model=wire_review.RubricVersions, responses=ERRORS)
+@router.get(
+    "/rubrics/{name}/versions", response_model=wire_review.RubricVersions, responses=errors(404)
+)
 def list_versions(name: str, session: SessionDep, key: AnyKey):
     """Every version of a rubric, oldest first."""
     active = _active(session, name)
@@ -141,7 +147,7 @@ def _model_spec(model: wire.JudgeSpec | None) -> dict | None:
     "/rubrics/{name}/mine",
     response_model=wire_review.MiningJob,
     status_code=202,
-    responses=ERRORS,
+    responses=errors(404),
 )
 def mine_rubric(
     name: str,
@@ -180,7 +186,9 @@ def mine_rubric(
     return JSONResponse(job_out(job).model_dump(mode="json"), status_code=202)
 
 
-@router.get("/rubrics/{name}/mine/{job_id}", response_model=wire_review.MiningJob, responses=ERRORS)
+@router.get(
+    "/rubrics/{name}/mine/{job_id}", response_model=wire_review.MiningJob, responses=errors(404)
+)
 def get_mining_job(name: str, job_id: str, session: SessionDep, key: AnyKey):
     """A mining job: ``queued``, ``running``, ``done`` (with the items it queued) or ``failed``."""
     job = mining.get_job(session=session, job_id=job_id)

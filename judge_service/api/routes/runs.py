@@ -10,6 +10,7 @@ from fastapi import APIRouter
 
 from judge_service import wire_forge
 from judge_service.api.deps import AnyKey, SessionDep
+from judge_service.api.error_docs import errors
 from judge_service.errors import NotFound
 from judge_service.forge.tiers import TIERS
 from judge_service.review.run_report import run_report
@@ -19,7 +20,7 @@ from judge_service.storage.runs import run_samples
 router = APIRouter(prefix="/v1", tags=["runs"])
 
 
-@router.get("/runs/{run_id}/report")
+@router.get("/runs/{run_id}/report", responses=errors(404))
 def get_run_report(run_id: str, session: SessionDep, key: AnyKey) -> dict[str, Any]:
     """Per step: reward mean, hack rate (overall and by kind), agreement, groups with no
     advantage; and alarms when the reward rises while hacks rise or agreement falls."""
@@ -29,7 +30,7 @@ def get_run_report(run_id: str, session: SessionDep, key: AnyKey) -> dict[str, A
     return run_report(run_id, samples)
 
 
-@router.get("/runs/{run_id}/tasks", response_model=wire_forge.RunTasks)
+@router.get("/runs/{run_id}/tasks", response_model=wire_forge.RunTasks, responses=errors(404))
 def get_run_tasks(run_id: str, session: SessionDep, key: AnyKey) -> wire_forge.RunTasks:
     """Per task (``metadata.task_id``, else ``group_id``): steps, pass rate, mean reward std
     and tier. The tiers are stored on the forged tasks the run trained on, unless a later

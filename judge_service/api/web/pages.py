@@ -27,6 +27,7 @@ from judge_service.storage import labels, review, rubrics, web_sessions
 from judge_service.storage.keys import find_key
 from judge_service.storage.rollouts import recent_rollouts
 from judge_service.storage.tables import ApiKeyRow
+from judge_service.wire import DbInt
 
 router = APIRouter(include_in_schema=False)
 REVIEWERS = ("reviewer", "admin")
@@ -162,7 +163,7 @@ def review_page(
 
 
 @router.get("/review/items/{item_id}", response_class=HTMLResponse)
-def item_page(item_id: int, request: Request, session: SessionDep) -> HTMLResponse:
+def item_page(item_id: DbInt, request: Request, session: SessionDep) -> HTMLResponse:
     """One review item, pending or decided, with its evidence and decisions."""
     who = viewer(request, session)
     refused = refusal(who, next_path=f"/review/items/{item_id}")
@@ -180,7 +181,9 @@ def item_page(item_id: int, request: Request, session: SessionDep) -> HTMLRespon
 
 
 @router.post("/review/items/{item_id}/decision", response_class=HTMLResponse)
-def decide_from_page(item_id: int, request: Request, session: SessionDep, form: FormDep) -> Response:
+def decide_from_page(
+    item_id: DbInt, request: Request, session: SessionDep, form: FormDep
+) -> Response:
     try:
         key = _guard(request, session, form)
         body = wire_review.DecisionRequest.model_validate(
