@@ -68,9 +68,7 @@ def seed_project(*, session: Session, project: str, actor: str) -> list[Imported
     project only), so one project's reviews never change another's rubric."""
     seeds = load()
     missing = [
-        s
-        for s in seeds
-        if not rubrics.exists(session=session, name=s.rubric.name, project=project)
+        s for s in seeds if not rubrics.exists(session=session, name=s.rubric.name, project=project)
     ]
     return import_files(session=session, loaded=missing, actor=actor, project=project)
 

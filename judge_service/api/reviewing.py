@@ -106,6 +106,7 @@ def _record_hack(
         run_id=item.run_id,
         reviewer=key.id,
         note=body.note,
+        project=item.project,
     )
     return row.id
 

@@ -37,5 +37,7 @@ def find_key(*, session: Session, key: str) -> ApiKeyRow | None:
 
 def key_projects(*, session: Session) -> list[str]:
     """The projects that live keys belong to (``*`` left out), in name order."""
-    query = select(ApiKeyRow.project).where(ApiKeyRow.revoked_at.is_(None), ApiKeyRow.project != "*")
+    query = select(ApiKeyRow.project).where(
+        ApiKeyRow.revoked_at.is_(None), ApiKeyRow.project != "*"
+    )
     return sorted(set(session.scalars(query.distinct())))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, true, update
 from sqlalchemy.orm import Session, selectinload
 
 from judge_service.storage.review_tables import KnownHackRow, ReviewDecisionRow, ReviewItemRow
@@ -171,9 +171,12 @@ def add_known_hack(
     run_id: str | None,
     reviewer: str,
     note: str | None = None,
+    project: str = "default",
 ) -> KnownHackRow:
-    """Add a reviewed hack: to the corpus when ``confirmed``, as a negative otherwise."""
+    """Add a reviewed hack of ``project``: to the corpus when ``confirmed``, as a negative
+    otherwise."""
     row = KnownHackRow(
+        project=project,
         item_id=item_id,
         confirmed=confirmed,
         sample=sample,
@@ -189,12 +192,14 @@ def add_known_hack(
 
 
 def list_known_hacks(
-    *, session: Session, limit: int = 100, confirmed: bool = True
+    *, session: Session, limit: int = 100, confirmed: bool = True, project: str | None = None
 ) -> list[KnownHack]:
-    """The known-hack corpus, newest first; ``confirmed=False`` gives the negatives instead."""
+    """The known-hack corpus (of ``project``; None: of all), newest first; ``confirmed=False``
+    gives the negatives instead."""
     query = (
         select(KnownHackRow)
         .where(KnownHackRow.confirmed == confirmed)
+        .where(true() if project is None else KnownHackRow.project == project)
         .order_by(KnownHackRow.created_at.desc(), KnownHackRow.id.desc())
         .limit(limit)
     )

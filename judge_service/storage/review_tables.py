@@ -35,7 +35,9 @@ class RubricVersionRow(Base):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    project: Mapped[str] = mapped_column(String(64), default="default", server_default="default", index=True)
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
     name: Mapped[str] = mapped_column(String(128), index=True)
     version: Mapped[int] = mapped_column(Integer)
     description: Mapped[str] = mapped_column(Text, default="")
@@ -91,7 +93,9 @@ class ReviewItemRow(Base):
     kind: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(16), default="pending")
     dedupe_key: Mapped[str] = mapped_column(String(300), unique=True)
-    project: Mapped[str] = mapped_column(String(64), default="default", server_default="default", index=True)
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
     rubric: Mapped[str | None] = mapped_column(String(128), index=True)
     run_id: Mapped[str | None] = mapped_column(String(256), index=True)
     batch_id: Mapped[str | None] = mapped_column(String(32))
@@ -153,6 +157,10 @@ class KnownHackRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     item_id: Mapped[int | None] = mapped_column(
         ForeignKey("review_items.id", ondelete="SET NULL"), unique=True
+    )
+    #: The known-hack detector quotes a matched hack: a batch meets its own project's only.
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
     )
     confirmed: Mapped[bool] = mapped_column(Boolean, index=True)
     sample: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())

@@ -44,7 +44,9 @@ def _of_project(project: str | None) -> ColumnElement[bool]:
     return true() if project is None else BatchRow.project == project
 
 
-def list_runs(*, session: Session, limit: int = 200, project: str | None = None) -> list[RunSummary]:
+def list_runs(
+    *, session: Session, limit: int = 200, project: str | None = None
+) -> list[RunSummary]:
     """Runs with at least one finished batch (of ``project``), most recently active first."""
     rows = session.execute(
         select(

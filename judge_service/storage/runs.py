@@ -47,9 +47,7 @@ def run_samples(*, session: Session, run_id: str, project: str | None = None) ->
         .where(of_run, BatchRow.status == "done")
     ).all()
     result_ids = (
-        select(ResultRow.id)
-        .join(BatchRow, BatchRow.id == ResultRow.batch_id)
-        .where(of_run)
+        select(ResultRow.id).join(BatchRow, BatchRow.id == ResultRow.batch_id).where(of_run)
     )
     kinds: dict[int, set[str]] = {}
     for result_id, kind in session.execute(

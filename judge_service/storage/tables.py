@@ -35,7 +35,9 @@ class BatchRow(Base):
     request_hash: Mapped[str] = mapped_column(String(64))
     api_key_id: Mapped[str | None] = mapped_column(String(32))
     n_samples: Mapped[int] = mapped_column(Integer)
-    project: Mapped[str] = mapped_column(String(64), default="default", server_default="default", index=True)
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
 
     samples: Mapped[list[SampleRow]] = relationship(
         back_populates="batch", order_by="SampleRow.position"

@@ -105,9 +105,7 @@ def mine_families(
     with session_scope() as session:
         project = job_project(session=session, job_id=job_id)
         ensure_rubric(session=session, name=name, job_id=job_id, project=project)
-        rubric = rubrics.to_domain(
-            rubrics.get_version(session=session, name=name, project=project)
-        )
+        rubric = rubrics.to_domain(rubrics.get_version(session=session, name=name, project=project))
         known = review.rubric_item_texts(
             session=session,
             rubric=name,

@@ -1,5 +1,5 @@
-"""projects: a project column on keys, batches, rubric versions, mining jobs, review items and
-forge jobs; rubric names unique per project
+"""projects: a project column on keys, batches, rubric versions, mining jobs, review items,
+forge jobs and known hacks; rubric names unique per project
 
 Every existing row goes into project ``default`` (the server default fills them). Existing
 admin keys become all-projects keys (``*``): before projects they saw everything, and they
@@ -28,6 +28,7 @@ TABLES = {
     "mining_jobs": False,
     "review_items": True,
     "forge_jobs": True,
+    "known_hacks": True,
 }
 #: 0002 left (name, version) unnamed: PostgreSQL named it so; SQLite gets it from this.
 PG_RUBRIC_UNIQUE = "rubric_versions_name_version_key"
@@ -35,9 +36,7 @@ SQLITE_NAMING = {"uq": "uq_%(table_name)s_%(column_0_N_name)s"}
 
 
 def _column() -> sa.Column:
-    return sa.Column(
-        "project", sa.String(length=64), server_default="default", nullable=False
-    )
+    return sa.Column("project", sa.String(length=64), server_default="default", nullable=False)
 
 
 def upgrade() -> None:

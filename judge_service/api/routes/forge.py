@@ -165,9 +165,7 @@ async def forge_traces(request: Request, session: SessionDep, key: ReviewerKey, 
     responses=ERRORS,
     openapi_extra=UPLOAD_BODY,
 )
-async def forge_documents(
-    request: Request, session: SessionDep, key: ReviewerKey, scope: ScopeDep
-):
+async def forge_documents(request: Request, session: SessionDep, key: ReviewerKey, scope: ScopeDep):
     """Queue a JSONL file of documents ``{"id", "text"}`` for grounded task synthesis.
     Options: ``generator``, ``verifiers`` (repeat or comma-separate), ``solver``,
     ``samples_per_task``, ``max_tasks``, ``min_pass``, ``max_pass``, ``chunk_chars``."""

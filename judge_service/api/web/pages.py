@@ -135,9 +135,7 @@ def review_page(
     items = review.list_items(
         session=session, kind=kind if kind in kinds else None, limit=50, project=scope.see
     )
-    rollouts = recent_rollouts(
-        session=session, run_id=run_id or None, limit=10, project=scope.see
-    )
+    rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10, project=scope.see)
     return render(
         "review.html",
         key=who.key,
