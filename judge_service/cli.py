@@ -79,21 +79,43 @@ def db_upgrade(revision: str = "head") -> None:
 def keys_create(
     role: Annotated[str, typer.Option(help="trainer, reviewer or admin")],
     name: Annotated[str | None, typer.Option(help="A label for the key")] = None,
+    project: Annotated[
+        str, typer.Option(help="The project the key sees and makes things in")
+    ] = "default",
+    all_projects: Annotated[
+        bool, typer.Option("--all-projects", help="An admin key for every project (`*`)")
+    ] = False,
 ) -> None:
-    """Create an API key. The key is printed once, alone on the last line."""
+    """Create an API key of a project. The key is printed once, alone on the last line."""
+    from judge_service.errors import ValidationFailed
+    from judge_service.projects import ALL, check_name
+    from judge_service.rubric_import import seed_project
     from judge_service.storage import audit
     from judge_service.storage.db import session_scope
     from judge_service.storage.keys import create_key
 
     if role not in ("trainer", "reviewer", "admin"):
         raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
+    if all_projects and role != "admin":
+        raise typer.BadParameter("only admin keys can be for every project", param_hint="--role")
+    try:
+        project = ALL if all_projects else check_name(project)
+    except ValidationFailed as exc:
+        raise typer.BadParameter(exc.message, param_hint="--project") from exc
     settings = ready_settings()
     with session_scope(settings.database_url) as session:
-        row, plain = create_key(session=session, role=role, name=name)
+        row, plain = create_key(session=session, role=role, name=name, project=project)
         audit.record(
-            session=session, actor="cli", action="key.create", target=row.id, detail={"role": role}
+            session=session,
+            actor="cli",
+            action="key.create",
+            target=row.id,
+            detail={"role": role, "project": project},
         )
-    typer.echo(f"created {role} key {row.id}; it is shown only now:")
+        if project != ALL:
+            seed_project(session=session, project=project, actor="cli")
+    where = "every project" if project == ALL else f"project {project}"
+    typer.echo(f"created {role} key {row.id} of {where}; it is shown only now:")
     typer.echo(plain)
 
 

@@ -230,14 +230,25 @@ class OpenRLHFResponse(BaseModel):
     extra_logs: dict[str, list[Any]]
 
 
+#: A project name (a short slug), or ``*``: every project (admin keys only).
+PROJECT_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,62}|\*)$"
+
+
 class KeyCreateRequest(_Strict):
     role: Role
     name: Identifier | None = None
+    project: str | None = Field(
+        None,
+        pattern=PROJECT_PATTERN,
+        description="The key's project (default: the creating key's; `default` for an "
+        "all-projects admin); `*`: every project, for admin keys",
+    )
 
 
 class KeyCreated(BaseModel):
     id: str
     role: Role
+    project: str = "default"
     key: str
 
 

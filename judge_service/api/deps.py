@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from judge_service.api.web.session import COOKIE
 from judge_service.errors import Forbidden, Unauthorized
+from judge_service.projects import Scope, scope_of
 from judge_service.settings import Settings
 from judge_service.storage.db import session_factory, session_scope
 from judge_service.storage.keys import find_key
@@ -100,3 +101,19 @@ AnyKey = Annotated[ApiKeyRow, Depends(current_key)]
 TrainerKey = Annotated[ApiKeyRow, Depends(require("trainer", "admin"))]
 ReviewerKey = Annotated[ApiKeyRow, Depends(require("reviewer", "admin"))]
 AdminKey = Annotated[ApiKeyRow, Depends(require("admin"))]
+
+
+PROJECT_HELP = (
+    "The project to see and act in: for all-projects admin keys (default: every project to "
+    "read, `default` to create in); a key of one project may name only its own"
+)
+
+
+async def project_scope(
+    key: AnyKey, project: Annotated[str | None, Query(description=PROJECT_HELP)] = None
+) -> Scope:
+    """The caller's project scope: what it sees (404 for the rest) and where it creates."""
+    return scope_of(key.project, project)
+
+
+ScopeDep = Annotated[Scope, Depends(project_scope)]

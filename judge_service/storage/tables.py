@@ -40,6 +40,9 @@ class BatchRow(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     #: When the sweeper last re-sent its task (None: only the API sent it, at created_at).
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
 
     samples: Mapped[list[SampleRow]] = relationship(
         back_populates="batch", order_by="SampleRow.position"
@@ -131,6 +134,8 @@ class ApiKeyRow(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     name: Mapped[str | None] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(16))
+    #: The project the key sees and makes things in; ``*`` (admins only) for every project.
+    project: Mapped[str] = mapped_column(String(64), default="default", server_default="default")
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import json_depth, wire_forge
-from judge_service.api.deps import AnyKey, ReviewerKey, SessionDep
+from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import NotFound, Unavailable, ValidationFailed
@@ -60,9 +60,12 @@ def _specs(value: str) -> list[Any]:
 
 
 def parse_options(request: Request, model: type[BaseModel]) -> BaseModel:
-    """The query parameters as ``model``; a bad or unknown option is a 422 naming it."""
+    """The query parameters as ``model``; a bad or unknown option is a 422 naming it.
+    ``project`` is no option: it is the caller's scope (``ScopeDep``)."""
     raw: dict[str, Any] = {}
     for name in request.query_params:
+        if name == "project":
+            continue
         values = request.query_params.getlist(name)
         try:
             if name == "verifiers":  # repeated, comma-separated model strings, or JSON
@@ -106,7 +109,13 @@ def job_out(session: SessionDep, row: ForgeJobRow) -> wire_forge.ForgeJob:
 
 
 async def _queue(
-    request: Request, session: SessionDep, key: Any, kind: str, text: str, options: BaseModel
+    request: Request,
+    session: SessionDep,
+    key: Any,
+    kind: str,
+    text: str,
+    options: BaseModel,
+    project: str,
 ) -> JSONResponse:
     job = forge.create_job(
         session=session,
@@ -114,6 +123,7 @@ async def _queue(
         options=options.model_dump(mode="json", exclude_none=True),
         inputs=text,
         created_by=key.id,
+        project=project,
     )
     audit.record(session=session, actor=key.id, action=f"forge.{kind}", target=job.id)
     session.commit()
@@ -144,14 +154,14 @@ async def _upload(request: Request, parse: Any) -> str:
     openapi_extra=UPLOAD_BODY,
 )
 async def forge_traces(
-    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive
+    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive, scope: ScopeDep
 ):
     """Queue a JSONL file of traces ``{"id", "messages", "tools"?, "metadata"?}``: candidate
     tasks, near duplicates merged, families, failed-looking traces mined for rubric items.
     Options: ``rubric``, ``miner``, ``max_items``."""
     options = parse_options(request, wire_forge.TraceOptions)
     text = await _upload(request, parse_traces)
-    return await _queue(request, session, key, "traces", text, options)
+    return await _queue(request, session, key, "traces", text, options, scope.home)
 
 
 @router.post(
@@ -161,21 +171,21 @@ async def forge_traces(
     openapi_extra=UPLOAD_BODY,
 )
 async def forge_documents(
-    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive
+    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive, scope: ScopeDep
 ):
     """Queue a JSONL file of documents ``{"id", "text"}`` for grounded task synthesis.
     Options: ``generator``, ``verifiers`` (repeat or comma-separate), ``solver``,
     ``samples_per_task``, ``max_tasks``, ``min_pass``, ``max_pass``, ``chunk_chars``."""
     options = parse_options(request, wire_forge.DocumentOptions)
     text = await _upload(request, parse_documents)
-    return await _queue(request, session, key, "documents", text, options)
+    return await _queue(request, session, key, "documents", text, options, scope.home)
 
 
 @router.get("/forge/jobs/{job_id}", response_model=wire_forge.ForgeJob, responses=errors(404))
-def get_forge_job(job_id: str, session: SessionDep, key: AnyKey):
+def get_forge_job(job_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
     """A forge job: status, counts, its families, and (traces) the mining it started."""
     row = forge.get_job(session=session, job_id=job_id)
-    if row is None:
+    if row is None or not scope.owns(row.project):
         raise NotFound(f"no forge job {job_id!r}", detail={"id": job_id})
     return job_out(session, row)
 
@@ -200,6 +210,7 @@ def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> wire_forge.ForgeTask:
 def list_tasks(
     session: SessionDep,
     key: AnyKey,
+    scope: ScopeDep,
     family: Annotated[str | None, Query(description="A family id or name")] = None,
     tier: wire_forge.Tier | None = None,
     approved: Annotated[bool | None, Query(description="true: approved families only")] = None,
@@ -216,5 +227,6 @@ def list_tasks(
         job_id=job_id,
         limit=limit,
         offset=offset,
+        project=scope.see,
     )
     return wire_forge.ForgeTaskList(tasks=[task_out(t, f) for t, f in rows])

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Request
 
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
-from judge_service.api.deps import TrainerKey
+from judge_service.api.deps import ScopeDep, TrainerKey
 from judge_service.api.submission import submit_and_wait
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import ValidationFailed
@@ -34,6 +34,7 @@ async def get_reward(
     request: Request,
     key: TrainerKey,
     _alive: WorkerAlive,
+    scope: ScopeDep,
     judges: Annotated[str | None, Query(description="Comma-separated judge specs")] = None,
     rubric: Annotated[wire.Identifier | None, Query()] = None,
     run_id: Annotated[wire.Identifier | None, Query()] = None,
@@ -71,7 +72,7 @@ async def get_reward(
             "detail": "compact",  # OpenRLHF's answer carries no per-judge detail
         }
     )
-    answer = await submit_and_wait(request_body, state=request.app.state, key=key)
+    answer = await submit_and_wait(request_body, state=request.app.state, key=key, scope=scope)
     rewards = [r.reward if r.valid and r.reward is not None else 0.0 for r in answer.results]
     return wire.OpenRLHFResponse(
         rewards=rewards,

@@ -23,6 +23,7 @@ from judge_service.api import reviewing
 from judge_service.api.deps import SessionDep, presented_key
 from judge_service.api.web.session import COOKIE, csrf_ok, csrf_token, foreign_origin
 from judge_service.errors import Forbidden, JudgeServiceError, Unauthorized
+from judge_service.projects import Scope, scope_of
 from judge_service.storage import labels, review, rubrics, web_sessions
 from judge_service.storage.keys import find_key
 from judge_service.storage.rollouts import recent_rollouts
@@ -114,6 +115,12 @@ def back(**note: str) -> RedirectResponse:
     return RedirectResponse(f"/review?{urlencode(note)}", status_code=303)
 
 
+def page_scope(key: ApiKeyRow) -> Scope:
+    """The pages show only the signed-in key's project (every project for an all-projects
+    admin; its rubrics are then ``default``'s)."""
+    return scope_of(key.project)
+
+
 def _guard(request: Request, session: SessionDep, form: dict[str, str]) -> ApiKeyRow:
     """The reviewer posting a form. Raises :class:`FormRefused` for a post from another
     origin, and for a cookie session's form without the session's CSRF field."""
@@ -143,8 +150,12 @@ def review_page(
     if refused is not None:
         return refused
     kinds = ("rubric_item", "hack_finding", "disagreement", "task_family")
-    items = review.list_items(session=session, kind=kind if kind in kinds else None, limit=50)
-    rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10)
+    assert who.key is not None
+    scope = page_scope(who.key)
+    items = review.list_items(
+        session=session, kind=kind if kind in kinds else None, limit=50, project=scope.see
+    )
+    rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10, project=scope.see)
     return render(
         "review.html",
         key=who.key,
@@ -153,10 +164,10 @@ def review_page(
         kinds=kinds,
         kind=kind,
         run_id=run_id or "",
-        rubrics=rubrics.list_rubrics(session=session),
+        rubrics=rubrics.list_rubrics(session=session, project=scope.home),
         rollouts=rollouts,
         label_counts=labels.labels_of(session=session, sample_pks=[r.sample_pk for r in rollouts]),
-        decisions=review.recent_decisions(session=session, limit=10),
+        decisions=review.recent_decisions(session=session, limit=10, project=scope.see),
         msg=msg,
         error=error,
     )
@@ -169,8 +180,9 @@ def item_page(item_id: DbInt, request: Request, session: SessionDep) -> HTMLResp
     refused = refusal(who, next_path=f"/review/items/{item_id}")
     if refused is not None:
         return refused
+    assert who.key is not None
     row = review.get_item(session=session, item_id=item_id)
-    if row is None:
+    if row is None or not page_scope(who.key).owns(row.project):
         return render("missing.html", status=404, key=who.key, what=f"No review item {item_id}.")
     return render(
         "item.html",
@@ -195,7 +207,9 @@ def decide_from_page(
                 "label": form.get("label") or None,
             }
         )
-        result = reviewing.decide(session=session, item_id=item_id, body=body, key=key)
+        result = reviewing.decide(
+            session=session, item_id=item_id, body=body, key=key, scope=page_scope(key)
+        )
     except FormRefused as exc:
         return refused_form(exc)
     except ValidationError as exc:
@@ -219,7 +233,7 @@ def label_from_page(request: Request, session: SessionDep, form: FormDep) -> Res
         body = wire_review.LabelRequest.model_validate(
             {k: form.get(k) for k in ("batch_id", "sample_id", "label")}
         )
-        reviewing.label(session=session, body=body, key=key)
+        reviewing.label(session=session, body=body, key=key, scope=page_scope(key))
     except FormRefused as exc:
         return refused_form(exc)
     except ValidationError as exc:
