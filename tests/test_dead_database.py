@@ -188,7 +188,9 @@ def test_serve_waits_for_postgres_then_works_without_a_restart(
     url = f"postgresql://postgres:{PASSWORD}@127.0.0.1:{pg.port}/judge"
     env = service_env(JS_DATABASE_URL=url, JS_KEY_CACHE_S="0")
     args = ["--no-migrate"] if migrate == "--no-migrate" else []
-    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log", extra_args=args)
+    server = Server(
+        env=env, cwd=tmp_path, log=tmp_path / "serve.log", timeout=180, extra_args=args
+    )  # a long start-up timeout: the shared test machine is busy
     try:
         assert httpx.get(f"{server.url}/readyz", timeout=15).status_code == 503
         answer = httpx.post(
