@@ -188,7 +188,9 @@ def test_serve_waits_for_postgres_then_works_without_a_restart(
     url = f"postgresql://postgres:{PASSWORD}@127.0.0.1:{pg.port}/judge"
     env = service_env(JS_DATABASE_URL=url, JS_KEY_CACHE_S="0")
     args = ["--no-migrate"] if migrate == "--no-migrate" else []
-    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log", extra_args=args)
+    server = Server(
+        env=env, cwd=tmp_path, log=tmp_path / "serve.log", timeout=180, extra_args=args
+    )  # a long start-up timeout: the shared test machine is busy
     try:
         assert httpx.get(f"{server.url}/readyz", timeout=15).status_code == 503
         answer = httpx.post(
@@ -224,6 +226,39 @@ def test_serve_waits_for_postgres_then_works_without_a_restart(
         assert scored.status_code == 200, scored.text
         assert scored.json()["results"][0]["reward"] == 1.0
         assert server.proc.poll() is None
+    finally:
+        server.kill()
+
+
+def test_two_api_processes_migrate_once_the_database_is_back(
+    tmp_path: Path, pg: PrivatePostgres, redis_url: str
+):
+    """``serve --workers 2 --migrate``: the supervisor waits for PostgreSQL, then migrates."""
+    url = f"postgresql://postgres:{PASSWORD}@127.0.0.1:{pg.port}/judge"
+    env = service_env(JS_DATABASE_URL=url, JS_BROKER_URL=redis_url)
+    server = Server(
+        env=env,
+        cwd=tmp_path,
+        log=tmp_path / "serve.log",
+        timeout=180,  # two spawned processes import the service: slow on a busy machine
+        workers=2,
+        extra_args=["--migrate"],
+    )
+    try:
+        ready = httpx.get(f"{server.url}/readyz", timeout=15)
+        assert ready.status_code == 503
+        assert ready.json()["checks"]["database"] == "unreachable: connection refused"
+        log = server.log()
+        assert log.count("cannot reach the database at") == 1, log
+        assert PASSWORD not in log
+        pg.start()
+        pg.create_database("judge")
+        ready = _wait_ready(server.url)
+        assert ready.status_code == 200, (ready.text, server.log())
+        deadline = time.monotonic() + 30  # the seed rubrics are imported after the schema
+        while "the database is back" not in server.log() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "the database is back" in server.log()
     finally:
         server.kill()
 
