@@ -86,11 +86,18 @@ class Liveness:
             log.warning("could not mark worker %s stopped", self.holder.owner, exc_info=True)
 
     def _loop(self, step: Callable[[], object]) -> None:
+        failing = False
         while True:
             try:
                 step()
-            except Exception:  # a database or broker outage: try again next tick
-                log.warning("%s failed; retrying", step.__name__, exc_info=True)
+            except Exception as exc:  # a database or broker outage: try again next tick
+                # the traceback once per outage, not every tick of every process
+                log.warning("%s failed (%r); retrying", step.__name__, exc, exc_info=not failing)
+                failing = True
+            else:
+                if failing:
+                    log.info("%s works again", step.__name__)
+                failing = False
             if self._stop.wait(self.interval_s):
                 return
 
