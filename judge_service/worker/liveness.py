@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 
 #: Rows of workers gone this long are deleted (each process start adds one).
 FORGET_WORKERS_S = 24 * 3600
+#: How long a start waits for the first beat: long enough that a worker is listed before it
+#: says it is ready (a request right after is not refused), short enough that a database
+#: outage doesn't hold up the pool process's start (Celery allows it 4 s).
+FIRST_BEAT_WAIT_S = 2.0
 
 
 class Liveness:
@@ -54,7 +58,7 @@ class Liveness:
         self.send = send
         self.interval_s = settings.lease_s / 4
         self._stop = threading.Event()
-        self._beaten = False
+        self._beaten = threading.Event()
         self._threads = [
             threading.Thread(
                 target=self._loop, args=(self.beat,), name="js-heartbeat", daemon=True
@@ -63,10 +67,11 @@ class Liveness:
         ]
 
     def start(self) -> None:
-        """Start both threads; the first beat is at once (the process is listed as live
-        before its first task), on the thread: a database outage must not stop a start."""
+        """Start both threads; the first beat is at once, on the heartbeat thread, and
+        waited for a moment (see ``FIRST_BEAT_WAIT_S``)."""
         for thread in self._threads:
             thread.start()
+        self._beaten.wait(FIRST_BEAT_WAIT_S)
 
     def stop(self) -> None:
         """Stop both threads and mark the process stopped (a clean shutdown)."""
@@ -81,22 +86,27 @@ class Liveness:
             log.warning("could not mark worker %s stopped", self.holder.owner, exc_info=True)
 
     def _loop(self, step: Callable[[], object]) -> None:
+        failing = False
         while True:
             try:
                 step()
-            except Exception:  # a database or broker outage: try again next tick
-                log.warning("%s failed; retrying", step.__name__, exc_info=True)
+            except Exception as exc:  # a database or broker outage: try again next tick
+                # the traceback once per outage, not every tick of every process
+                log.warning("%s failed (%r); retrying", step.__name__, exc, exc_info=not failing)
+                failing = True
+            else:
+                if failing:
+                    log.info("%s works again", step.__name__)
+                failing = False
             if self._stop.wait(self.interval_s):
                 return
 
     def beat(self) -> None:
         """Upsert this process's heartbeat row and renew its leases."""
         holder = self.holder
-        if not self._beaten:
-            with session_scope(self.settings.database_url) as session:
-                workers.forget_older_than(session=session, age_s=FORGET_WORKERS_S)
-            self._beaten = True
         with session_scope(self.settings.database_url) as session:
+            if not self._beaten.is_set():
+                workers.forget_older_than(session=session, age_s=FORGET_WORKERS_S)
             workers.beat(
                 session=session,
                 worker_id=holder.owner,
@@ -104,6 +114,7 @@ class Liveness:
                 pid=holder.pid,
                 busy=holder.busy,
             )
+        self._beaten.set()
         holder.renew()
 
     def sweep(self) -> int:
