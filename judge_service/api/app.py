@@ -148,21 +148,25 @@ def create_app(
         BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
     )
     app.add_middleware(RequestDeadline, timeout_s=settings.request_timeout_s)
-    for module in (
-        health,
-        rewards,
-        keys,
-        openrlhf,
-        rubrics,
-        review,
-        judges,
-        runs,
-        pages,
-        run_pages,
-        forge,
-    ):
-        app.include_router(module.router)
-    document_errors(app)
+    routers = [
+        module.router
+        for module in (
+            health,
+            rewards,
+            keys,
+            openrlhf,
+            rubrics,
+            review,
+            judges,
+            runs,
+            pages,
+            run_pages,
+            forge,
+        )
+    ]
+    for router in routers:
+        app.include_router(router)
+    document_errors(app, routers)
     return app
 
 
