@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fuzzing import FUZZ_ENV, fuzz  # noqa: E402
-from tests.helpers import Server, create_key, run_cli, service_env  # noqa: E402
+from tests.fuzzing import FUZZ_ENV, fuzz
+from tests.helpers import Server, create_key, run_cli, service_env
 
 
 def main() -> int:
