@@ -38,7 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
     env = edge_env(f"sqlite:///{tmp_path / 'edge.db'}")
     run_cli("db", "upgrade", env=env, cwd=tmp_path)
     key = create_key("admin", env=env, cwd=tmp_path)
-    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
+    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log", timeout=180)
     try:
         yield server, key
     finally:
@@ -201,7 +201,7 @@ def test_serve_with_workers_applies_the_same_limits(tmp_path, postgres_url, redi
         postgres_url.replace("postgresql://", "postgresql+psycopg://"), JS_BROKER_URL=redis_url
     )
     run_cli("db", "upgrade", env=env, cwd=tmp_path)
-    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log", workers=2)
+    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log", workers=2, timeout=180)
     try:
         for _ in range(4):  # connections land on either process
             answer, _ = send_huge_header(server, MB)

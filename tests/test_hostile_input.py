@@ -183,3 +183,45 @@ def test_get_reward_validation_errors_are_422_naming_the_field(client, keys, par
     assert error_code(answer) == "validation_error"
     fields = [e["field"] for e in answer.json()["error"]["detail"]]
     assert any(f.startswith(field) for f in fields), fields
+
+
+def test_a_request_not_answered_in_time_gets_504(embedded_settings, fake):
+    """JS_REQUEST_TIMEOUT_S bounds any answer: here a batch whose judge takes 5 s."""
+    fake.configure("slow-judge", latency_s=5.0)
+    settings = embedded_settings.model_copy(update={"request_timeout_s": 1.0})
+    key = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
+    judge = {"name": "openai/slow-judge", "api_base": fake.url, "api_key": "sk-fake"}
+    body = {"samples": [{"id": "a", "prompt": "p", "completion": "c"}], "judges": [judge]}
+    with TestClient(create_app(settings)) as client:
+        answer = client.post("/v1/rewards", json=body, headers=key)
+        assert answer.status_code == 504, answer.text
+        assert error_code(answer) == "answer_timeout"
+        assert client.get("/healthz").status_code == 200
+
+
+def test_openapi_lists_each_routes_errors_with_the_error_body(client):
+    schema = client.get("/openapi.json").json()
+    paths = schema["paths"]
+
+    def codes(path: str, method: str) -> set[str]:
+        return {c for c in paths[path][method]["responses"] if c >= "400"}
+
+    assert codes("/v1/keys", "post") == {"400", "401", "403", "408", "413", "422", "503"}
+    assert codes("/v1/rewards", "post") >= {"400", "401", "403", "409", "413", "422", "503"}
+    assert codes("/v1/rewards/{batch_id}", "get") == {"401", "404", "422", "503"}
+    assert codes("/v1/rubrics", "get") == {"401", "503"}  # no parameters: no 422
+    assert codes("/v1/review/{item_id}/decision", "post") >= {"403", "404", "409"}
+    assert codes("/healthz", "get") == set()
+    ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            for code, response in operation["responses"].items():
+                if code >= "400":
+                    assert response["content"]["application/json"]["schema"] == ref, (
+                        path,
+                        method,
+                        code,
+                    )
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
+    item_id = paths["/v1/review/{item_id}"]["get"]["parameters"][0]["schema"]
+    assert item_id["maximum"] == DB_INT_MAX

@@ -162,22 +162,26 @@ def create_app(
     )
     app.add_middleware(RequestDeadline, timeout_s=settings.request_timeout_s)
     app.add_middleware(SecurityHeaders)  # outermost: the guard's own answers get it too
-    for module in (
-        health,
-        rewards,
-        keys,
-        openrlhf,
-        rubrics,
-        review,
-        judges,
-        runs,
-        pages,
-        sign_in,
-        run_pages,
-        forge,
-    ):
-        app.include_router(module.router)
-    document_errors(app)
+    routers = [
+        module.router
+        for module in (
+            health,
+            rewards,
+            keys,
+            openrlhf,
+            rubrics,
+            review,
+            judges,
+            runs,
+            pages,
+            sign_in,
+            run_pages,
+            forge,
+        )
+    ]
+    for router in routers:
+        app.include_router(router)
+    document_errors(app, routers)
     return app
 
 

@@ -15,10 +15,10 @@ list its own validation-error schema, which this service never sends.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
@@ -88,14 +88,14 @@ def route_errors(route: APIRoute) -> set[int]:
     return codes
 
 
-def _add_errors(app: FastAPI, schema: dict[str, Any]) -> None:
+def _add_errors(routes: list[APIRoute], schema: dict[str, Any]) -> None:
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     if "ErrorBody" not in components:
         body = wire.ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
         components.update(body.pop("$defs", {}))
         components["ErrorBody"] = body
-    for route in app.routes:
-        if not isinstance(route, APIRoute) or not route.include_in_schema:
+    for route in routes:
+        if not route.include_in_schema:
             continue
         for method in route.methods:
             operation = schema["paths"].get(route.path_format, {}).get(method.lower())
@@ -111,13 +111,15 @@ def _add_errors(app: FastAPI, schema: dict[str, Any]) -> None:
         components.pop(unused, None)
 
 
-def document_errors(app: FastAPI) -> None:
-    """Make ``app``'s OpenAPI document list every route's error answers (built once)."""
+def document_errors(app: FastAPI, routers: Sequence[APIRouter]) -> None:
+    """Make ``app``'s OpenAPI document list the error answers of every route of
+    ``routers`` (included in ``app`` as they are: their paths are the app's)."""
+    routes = [r for router in routers for r in router.routes if isinstance(r, APIRoute)]
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            _add_errors(app, generate())
+            _add_errors(routes, generate())
         return app.openapi_schema  # type: ignore[return-value]
 
     app.openapi = openapi  # type: ignore[method-assign]
