@@ -143,7 +143,10 @@ def _not_json(content_type: bytes) -> UnsupportedMediaType:
     declared = content_type.decode("latin-1") or "none"
     return UnsupportedMediaType(
         f"content-type must be application/json (or a +json type), not {declared}",
-        detail={"content_type": content_type.decode("latin-1") or None, "accepted": ["application/json", "*/*+json"]},
+        detail={
+            "content_type": content_type.decode("latin-1") or None,
+            "accepted": ["application/json", "*/*+json"],
+        },
     )
 
 

@@ -66,4 +66,3 @@ def revoke(*, session: Session, token: str) -> bool:
         .values(revoked_at=utcnow())
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
-

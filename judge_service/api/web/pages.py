@@ -180,7 +180,9 @@ def item_page(item_id: int, request: Request, session: SessionDep) -> HTMLRespon
 
 
 @router.post("/review/items/{item_id}/decision", response_class=HTMLResponse)
-def decide_from_page(item_id: int, request: Request, session: SessionDep, form: FormDep) -> Response:
+def decide_from_page(
+    item_id: int, request: Request, session: SessionDep, form: FormDep
+) -> Response:
     try:
         key = _guard(request, session, form)
         body = wire_review.DecisionRequest.model_validate(
