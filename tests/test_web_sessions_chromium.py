@@ -49,7 +49,7 @@ def attacker() -> Iterator[tuple[str, dict[str, str]]]:
     page: dict[str, str] = {"html": ""}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_GET(self) -> None:
             body = page["html"].encode()
             self.send_response(200)
             self.send_header("content-type", "text/html; charset=utf-8")
