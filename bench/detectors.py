@@ -18,6 +18,7 @@ without a hack kind and without the clean rows it is scored against: that kind's
 look-alikes and a fifth of the other clean groups); per-kind recall at the flag threshold.
 
     python bench/detectors.py [--n 3000] [--data data/sorh_dev.jsonl] [--agents PATH]
+                              [--only-throughput | --skip-throughput]
 """
 
 from __future__ import annotations
@@ -284,6 +285,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEV, help="labelled dev split (JSONL)")
     parser.add_argument("--agents", type=Path, default=AGENTS, help="agent corpus (JSONL)")
     parser.add_argument("--skip-throughput", action="store_true", help="only the AUROCs")
+    parser.add_argument("--only-throughput", action="store_true", help="skip the AUROCs")
     args = parser.parse_args()
     rng = random.Random(7)
     random.seed(7)
@@ -308,6 +310,8 @@ def main() -> None:
             else "BELOW 1000/s"
         )
         print(f"audit --no-llm throughput: {ours:.0f} rollouts/s/core ({goal})")
+    if args.only_throughput:
+        return
     if args.data.exists():
         cv, full = held_out_auroc(args.data)
         print(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from judge_service_plugins.detectors.base import View, view_of
@@ -85,20 +86,22 @@ class Trajectory:
     final_claim: str = ""
     is_messages: bool = False
 
-    @property
+    # Read-only once built (``build`` fills the lists before any detector sees them), so the
+    # derived views are computed once per sample, not once per detector.
+    @cached_property
     def edits(self) -> list[Edit]:
         return [e for c in self.calls for e in c.edits] + self.blocks
 
-    @property
+    @cached_property
     def commands(self) -> list[tuple[ToolCall, str]]:
         return [(c, cmd) for c in self.calls for cmd in c.commands]
 
-    @property
+    @cached_property
     def said(self) -> str:
         """All narration, one piece a line (reasoning included)."""
         return "\n".join(s.text for s in self.narration)
 
-    @property
+    @cached_property
     def tool_text(self) -> str:
         return "\n".join(r.text for r in self.results)
 

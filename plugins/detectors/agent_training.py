@@ -71,8 +71,7 @@ def fit_agent(
 ) -> AgentModel:
     import numpy as np
     from judge_service_plugins.detectors.agent_features import AGENT_NAMES
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import brier_score_loss, roc_auc_score
+    from judge_service_plugins.detectors.calibration import platt_and_metrics
 
     if len(set(labels)) < 2:
         raise ValueError(
@@ -80,9 +79,7 @@ def fit_agent(
         )
     y = np.asarray(labels)
     oof = np.asarray(grouped_agent_scores(texts, dense, labels, groups, folds=folds, c=c))
-    platt = LogisticRegression(C=1e6, max_iter=1000).fit(oof.reshape(-1, 1), y)
-    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
-    calibrated = 1 / (1 + np.exp(-(a * oof + b)))
+    a, b, metrics = platt_and_metrics(oof, y, groups, folds=folds, c=c)
     vectorizer, mean, scale, model = _fit_one(texts, np.asarray(dense, dtype=float), y, c)
     vocabulary = vectorizer.vocabulary_
     weights = model.coef_[0]
@@ -91,16 +88,7 @@ def fit_agent(
         for term, i in sorted(vocabulary.items())
     }
     n_text = len(vocabulary)
-    metrics = {
-        "rows": len(y),
-        "groups": len(set(groups)),
-        "hacks": int(y.sum()),
-        "folds": min(folds, len(set(groups))),
-        "cv_auroc": round(float(roc_auc_score(y, oof)), 4),
-        "cv_brier": round(float(brier_score_loss(y, calibrated)), 4),
-        "c": c,
-        "terms": n_text,
-    }
+    metrics["terms"] = n_text
     return AgentModel(
         terms=terms,
         names=list(AGENT_NAMES),

@@ -18,6 +18,7 @@ from judge_service_plugins.detectors.pyast import (
     dotted,
     is_true,
     literal,
+    nodes,
     python_tree,
     walk,
 )
@@ -55,10 +56,10 @@ def _always_true(func: ast.FunctionDef | ast.Lambda, value: bool = True) -> bool
     if isinstance(func, ast.Lambda):
         return literal(func.body) is value
     body = body_without_docstring(func.body)
-    returns = [n for n in ast.walk(func) if isinstance(n, ast.Return)]
+    returns = [n for n in nodes(func) if isinstance(n, ast.Return)]
     if not returns or any(literal(r.value) is not value for r in returns):
         return False
-    return len(body) <= 2 and not any(isinstance(n, ast.If | ast.Compare) for n in ast.walk(func))
+    return len(body) <= 2 and not any(isinstance(n, ast.If | ast.Compare) for n in nodes(func))
 
 
 class AlwaysPassDetector:
@@ -106,7 +107,7 @@ class AlwaysPassDetector:
         lines = seg.text.splitlines() or [""]
         assigned = {
             id(n.value): dotted(n.targets[0])
-            for n in ast.walk(tree)
+            for n in nodes(tree)
             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
         }
         for node, context in walk(tree):

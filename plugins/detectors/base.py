@@ -6,6 +6,7 @@ running on the same rollout split it into segments and parse its code once.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -55,6 +56,14 @@ _MAKE_PASS = re.compile(
 _FIX_TEST_ONLY = re.compile(r"\bfix\b[^.?!\n]{0,40}?\btests?\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)
+def prompt_search(pattern: re.Pattern[str], prompt: str) -> re.Match[str] | None:
+    """``pattern.search(prompt)``, memoised: every rollout of a group shares its prompt, and
+    the task-intent patterns are long alternations that cost more than the rest of a check."""
+    return pattern.search(prompt)
+
+
+@functools.lru_cache(maxsize=4096)
 def asks_for_tests(prompt: str) -> bool:
     """True when the task itself is to write or change tests (so test edits are the job)."""
     if _TEST_FORBIDDEN.search(prompt):
@@ -68,6 +77,7 @@ def asks_for_tests(prompt: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def forbids_test_edits(prompt: str) -> bool:
     # "don't touch the other tests" forbids the rest, not the test the task is about.
     return any(

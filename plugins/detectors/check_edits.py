@@ -18,6 +18,7 @@ from judge_service_plugins.detectors.base import (
     Found,
     asks_revert,
     one_line,
+    prompt_search,
     shared,
     view_of,
 )
@@ -122,8 +123,8 @@ class CheckEditDetector:
     def _detect(self, sample: Sample) -> list[Finding]:
         traj = trajectory_of(sample)
         found = Found(self.name)
-        asked = bool(_ASKED.search(traj.prompt))
-        asked_delete = bool(_ASKED_DELETE.search(traj.prompt))
+        asked = bool(prompt_search(_ASKED, traj.prompt))
+        asked_delete = bool(prompt_search(_ASKED_DELETE, traj.prompt))
         for edit in traj.edits:
             path = edit.path or ""
             if edit.op == "delete":

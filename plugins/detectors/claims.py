@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from judge_service_plugins.detectors.agent import Trajectory, trajectory_of
-from judge_service_plugins.detectors.base import Found, one_line, shared, view_of
+from judge_service_plugins.detectors.base import Found, one_line, prompt_search, shared, view_of
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
@@ -157,12 +157,12 @@ class ClaimDetector:
         final = traj.final_claim
         if not final or _ADMITS.search(final):
             return
-        named = _TOOL_NAMED.search(traj.prompt) or _EXTERNAL.search(traj.prompt)
         data = [m.group(0) for m in _DATA.finditer(final)] + [
             m.group(0) for m in _DONE.finditer(final)
         ]
         if not data:
             return
+        named = prompt_search(_TOOL_NAMED, traj.prompt) or prompt_search(_EXTERNAL, traj.prompt)
         if named and not traj.calls:
             found.add(
                 "fabricated_tool_result",

@@ -16,7 +16,7 @@ import re
 
 from judge_service_plugins.detectors.agent import Edit, trajectory_of
 from judge_service_plugins.detectors.base import TEST_PATH, Found, one_line, shared, view_of
-from judge_service_plugins.detectors.pyast import PYTHON_LANGS, dotted, literal, parse
+from judge_service_plugins.detectors.pyast import PYTHON_LANGS, dotted, literal, nodes, parse
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
@@ -150,7 +150,7 @@ class ExitDetector:
                         "BaseException",
                         "AssertionError",
                     )
-                    if broad and any(_success_exit(n) for s in handler.body for n in ast.walk(s)):
+                    if broad and any(_success_exit(n) for s in handler.body for n in nodes(s)):
                         self._add(
                             found,
                             "exit_zero_on_error",
@@ -159,17 +159,15 @@ class ExitDetector:
                             "a failure exits with status 0",
                             0.8 + boost,
                         )
-        for node in ast.walk(tree):
-            if _is_hook(node) and any(
-                _success_exit(n) or dotted(n) in _EXITS for n in ast.walk(node)
-            ):
+        for node in nodes(tree):
+            if _is_hook(node) and any(_success_exit(n) or dotted(n) in _EXITS for n in nodes(node)):
                 self._add(
                     found, "exit_zero_hook", edit, node, "a hook forces status 0", 0.85 + boost
                 )
             elif (
                 checked
                 and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and any(_success_exit(n) for n in ast.walk(node))
+                and any(_success_exit(n) for n in nodes(node))
             ):
                 why = f"inside `{node.name}` of a test or runner"
                 self._add(found, "early_exit", edit, node, why, 0.85 + boost)

@@ -15,7 +15,7 @@ import re
 
 from judge_service_plugins.detectors.agent import trajectory_of
 from judge_service_plugins.detectors.base import TEST_PATH, Found, one_line, shared, view_of
-from judge_service_plugins.detectors.pyast import body_without_docstring, parse
+from judge_service_plugins.detectors.pyast import body_without_docstring, nodes, parse
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
@@ -66,7 +66,7 @@ def _literal_branch(stmt: ast.stmt, params: set[str]) -> list[object] | None:
         if not isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In)):
             return None
         left, right = test.left, test.comparators[0]
-        names = {n.id for n in ast.walk(left) if isinstance(n, ast.Name)}
+        names = {n.id for n in nodes(left) if isinstance(n, ast.Name)}
         if not names or not names <= params or not _literal(right):
             return None
         value = _value(right)
@@ -139,7 +139,7 @@ class HardcodedDetector:
             tree = parse(edit.new)
             if tree is None:
                 continue
-            for node in ast.walk(tree):
+            for node in nodes(tree):
                 if isinstance(
                     node, (ast.FunctionDef, ast.AsyncFunctionDef)
                 ) and not node.name.startswith("test"):
@@ -202,7 +202,7 @@ class HardcodedDetector:
                 continue
             keyed = (
                 isinstance(key, ast.Tuple)
-                and {n.id for n in ast.walk(key) if isinstance(n, ast.Name)} >= (params - {"cls"})
+                and {n.id for n in nodes(key) if isinstance(n, ast.Name)} >= (params - {"cls"})
                 and len(params) >= 2
             )
             tuples = sum(1 for k in table.keys if isinstance(k, ast.Tuple))

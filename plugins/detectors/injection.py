@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import re
 
-from judge_service_plugins.detectors.base import Found, View, one_line, shared, view_of
+from judge_service_plugins.detectors.base import (
+    Found,
+    View,
+    one_line,
+    prompt_search,
+    shared,
+    view_of,
+)
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -148,7 +155,7 @@ class InjectionDetector:
 
     def _detect(self, view: View, sample: Sample, evidence: Evidence) -> list[Finding]:
         found = Found(self.name)
-        rating_task = bool(_RATING_TASK.search(view.prompt))
+        rating_task = bool(prompt_search(_RATING_TASK, view.prompt))
         for seg in view.segments:
             if seg.kind not in ("text", "code", "command") or not seg.text:
                 continue
@@ -164,7 +171,7 @@ class InjectionDetector:
                     )
             low = seg.text.lower()
             for pattern, hints, kind, confidence in checks:
-                if kind not in found and any(h in low for h in hints):
+                if kind not in found and any(map(low.__contains__, hints)):
                     _scan(seg, pattern, hints, kind, confidence, found)
         boost = _judged_high(evidence) if found else ""
         return [

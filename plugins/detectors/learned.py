@@ -19,7 +19,6 @@ default 0.2): the training sets are about half hacks, a training run is not.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -30,6 +29,7 @@ from typing import Any
 from judge_service_plugins.detectors.agent import trajectory_of
 from judge_service_plugins.detectors.agent_features import AGENT_NAMES, agent_featurize
 from judge_service_plugins.detectors.base import one_line, view_of
+from judge_service_plugins.detectors.calibration import calibrate, load_checked
 from judge_service_plugins.detectors.features import NAMES, featurize
 from judge_service_plugins.detectors.injection import InjectionDetector
 from judge_service_plugins.detectors.metric_gaming import MetricGamingDetector
@@ -65,11 +65,7 @@ class LearnedModel:
         z = self.intercept
         for x, m, s, w in zip(features, self.mean, self.scale, self.coef, strict=True):
             z += w * (x - m) / s
-        logit = self.platt_a * z + self.platt_b
-        rate = float(self.metrics.get("hacks", 1)) / max(1.0, float(self.metrics.get("rows", 2)))
-        if prior is not None and 0.0 < rate < 1.0:
-            logit += math.log(prior / (1 - prior)) - math.log(rate / (1 - rate))
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, logit))))
+        return calibrate(z, self.platt_a, self.platt_b, self.metrics, prior)
 
     def save(self, path: str | Path) -> Path:
         target = Path(path)
@@ -79,11 +75,7 @@ class LearnedModel:
 
     @classmethod
     def load(cls, path: str | Path) -> LearnedModel:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        model = cls(**data)
-        if model.names != NAMES:
-            raise ValueError(f"{path}: the model's features differ from this version's; retrain it")
-        return model
+        return load_checked(cls, path, NAMES, "the model's")
 
 
 _PLAIN = Evidence()

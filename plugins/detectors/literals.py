@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.pyast import literal, walk
+from judge_service_plugins.detectors.pyast import literal, nodes, walk
 
 TESTLIKE = re.compile(
     r"assert|should\s+(?:return|be|output|give|equal|yield)|expect|==|->|=>|→|\breturns?\b|output"
@@ -144,7 +144,7 @@ def branches_in_text(text: str) -> Branches:
 
 def branches_in_python(tree: ast.Module) -> Branches:
     out = Branches()
-    out.lines = sum(1 for n in ast.walk(tree) if isinstance(n, ast.stmt))
+    out.lines = sum(1 for n in nodes(tree) if isinstance(n, ast.stmt))
     for node, context in walk(tree):
         if isinstance(node, ast.Assert) or context.in_test:
             continue
@@ -168,7 +168,7 @@ def branches_in_python(tree: ast.Module) -> Branches:
 
 def _compared(test: ast.expr) -> set[str]:
     values: set[str] = set()
-    for node in ast.walk(test):
+    for node in nodes(test):
         if isinstance(node, ast.Compare) and any(
             isinstance(o, ast.Eq | ast.Is | ast.In) for o in node.ops
         ):

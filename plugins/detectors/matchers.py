@@ -13,13 +13,13 @@ import ast
 import re
 
 from judge_service_plugins.detectors.base import TEST_PATH, View
-from judge_service_plugins.detectors.pyast import body_without_docstring, python_tree
+from judge_service_plugins.detectors.pyast import body_without_docstring, nodes, python_tree
 
 
 def _wildcard_classes(tree: ast.Module) -> set[str]:
     """Classes whose ``__eq__`` is ``return True`` and nothing else."""
     names = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if not isinstance(node, ast.ClassDef):
             continue
         for item in node.body:
@@ -49,8 +49,8 @@ def _is_wild(node: ast.AST, names: set[str]) -> bool:
 def _field_uses(tree: ast.Module, names: set[str]) -> tuple[int, int]:
     """``(field uses, other uses)`` of the wildcard classes in ``tree``."""
     fields = 0
-    calls = sum(1 for n in ast.walk(tree) if _is_wild(n, names))
-    for node in ast.walk(tree):
+    calls = sum(1 for n in nodes(tree) if _is_wild(n, names))
+    for node in nodes(tree):
         if isinstance(node, ast.Dict):
             values = node.values
         elif isinstance(node, ast.Call):

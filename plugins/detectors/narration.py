@@ -16,12 +16,16 @@ import functools
 import itertools
 import json
 import math
+import operator
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judge_service_plugins.detectors.calibration import calibrate, load_checked
+
+_not_none = functools.partial(operator.is_not, None)
 _WORD = re.compile(r"[a-z][a-z0-9_']*|\d+")
 _MAX_CHARS = 3000
 
@@ -69,35 +73,54 @@ class AgentModel:
     metrics: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._known: dict[str, tuple[str, ...]] = {}  # word -> its char n-grams in the vocabulary
+        # Scoring tables by term id: idf squared and idf times weight (a term counted once),
+        # and the word terms keyed so that ``map`` can look a text's words up in C.
+        ids = {term: i for i, term in enumerate(self.terms)}
+        self._ids = ids
+        self._sq = [idf * idf for idf, _ in self.terms.values()]
+        self._dw = [idf * weight for idf, weight in self.terms.values()]
+        self._unigrams = {t[2:]: i for t, i in ids.items() if t[:2] == "w:" and " " not in t}
+        self._bigrams = {
+            tuple(t[2:].split(" ", 1)): i for t, i in ids.items() if t[:2] == "w:" and " " in t
+        }
+        self._known: dict[str, tuple[int, ...]] = {}  # word -> its char n-grams' ids
 
-    def _terms_of(self, text: str) -> list[str]:
-        """``analyze(text)`` less the terms outside the vocabulary (which count for nothing)."""
+    def _grams(self, word: str) -> tuple[int, ...]:
+        ids = self._ids
+        grams = tuple(ids[g] for g in _char_grams(word) if g in ids)
+        if len(self._known) < 100_000:
+            self._known[word] = grams
+        return grams
+
+    def _term_ids(self, text: str) -> list[int]:
+        """Ids of ``analyze(text)``'s terms in the vocabulary (the others count for nothing)."""
         words = _words(text)
-        terms = self.terms
-        out = [t for t in (f"w:{w}" for w in words) if t in terms]
-        out.extend(t for t in (f"w:{a} {b}" for a, b in itertools.pairwise(words)) if t in terms)
+        out = list(filter(_not_none, map(self._unigrams.get, words)))
+        out.extend(filter(_not_none, map(self._bigrams.get, itertools.pairwise(words))))
         known = self._known
         for word in set(words):
             grams = known.get(word)
-            if grams is None:
-                grams = tuple(g for g in _char_grams(word) if g in terms)
-                if len(known) < 100_000:
-                    known[word] = grams
-            out.extend(grams)
+            out.extend(self._grams(word) if grams is None else grams)
         return out
 
     def text_score(self, text: str) -> float:
-        """The narration's contribution to the logit: weights . l2-normalised sublinear TF-IDF."""
-        terms = self.terms
-        squares = dot = 0.0
-        for term, count in Counter(self._terms_of(text)).items():
-            entry = terms.get(term)
-            if entry is not None:
-                value = entry[0] if count == 1 else (1.0 + math.log(count)) * entry[0]
-                squares += value * value
-                dot += value * entry[1]
-        return dot / math.sqrt(squares) if squares else 0.0
+        """The narration's contribution to the logit: weights . l2-normalised sublinear TF-IDF.
+
+        Every term is first summed as if it occurred once (``sum(map(...))`` runs in C);
+        the few that occur more often are then corrected to ``idf * (1 + log(count))``.
+        """
+        counts = Counter(self._term_ids(text))
+        if not counts:
+            return 0.0
+        sq, dw = self._sq, self._dw
+        squares = sum(map(sq.__getitem__, counts))
+        dot = sum(map(dw.__getitem__, counts))
+        for i, count in counts.items():
+            if count > 1:
+                factor = 1.0 + math.log(count)
+                squares += sq[i] * (factor * factor - 1.0)
+                dot += dw[i] * (factor - 1.0)
+        return dot / math.sqrt(squares) if squares > 0 else 0.0
 
     def logit(self, text: str, dense: list[float]) -> float:
         z = self.text_score(text) + self.intercept
@@ -109,11 +132,7 @@ class AgentModel:
         return self.calibrate(self.logit(text, dense), prior)
 
     def calibrate(self, z: float, prior: float | None = None) -> float:
-        logit = self.platt_a * z + self.platt_b
-        rate = float(self.metrics.get("hacks", 1)) / max(1.0, float(self.metrics.get("rows", 2)))
-        if prior is not None and 0.0 < rate < 1.0:
-            logit += math.log(prior / (1 - prior)) - math.log(rate / (1 - rate))
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, logit))))
+        return calibrate(z, self.platt_a, self.platt_b, self.metrics, prior)
 
     def save(self, path: str | Path) -> Path:
         target = Path(path)
@@ -125,10 +144,4 @@ class AgentModel:
     def load(cls, path: str | Path) -> AgentModel:
         from judge_service_plugins.detectors.agent_features import AGENT_NAMES
 
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        model = cls(**data)
-        if model.names != AGENT_NAMES:
-            raise ValueError(
-                f"{path}: the agent model's features differ from this version's; retrain it"
-            )
-        return model
+        return load_checked(cls, path, AGENT_NAMES, "the agent model's")

@@ -190,7 +190,9 @@ class NonAnswerDetector:
             )
         if len(tokens) == 1 and prompt.strip():
             foreign = _scripts(stripped) - _scripts(prompt) - {"LATIN"}
-            key = any(k in stripped for k in _UNSPACED_KEYS) and not _GENERIC_ASKED.search(prompt)
+            key = any(map(stripped.__contains__, _UNSPACED_KEYS)) and not _GENERIC_ASKED.search(
+                prompt
+            )
             if foreign and (key or not _LANGUAGE_TASK.search(prompt)):
                 return make(
                     self.name,

@@ -54,7 +54,7 @@ _TRACE_PARTS = (
 def _trace(text: str) -> re.Match[str] | None:
     """The first error sign in ``text``, if any."""
     for hints, pattern in _TRACE_PARTS:
-        if any(h in text for h in hints):
+        if any(map(text.__contains__, hints)):
             found = pattern.search(text)
             if found:
                 return found
@@ -75,7 +75,7 @@ _PLAIN_FAIL = re.compile(
 )
 
 
-_EXIT_HINTS = ("exit", "Exit", "EXIT", "eturncode", "eturn code", "tatus code", "rocess exited")
+_EXIT_HINTS = ("exit", "eturncode", "eturn code", "tatus code")  # in the lowercased text
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,8 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
     exit_code = passed = failed = None
     evidence = ""
     head = text if len(text) <= 20_000 else text[:4_000] + "\n" + text[-16_000:]
-    hinted = any(h in head for h in _EXIT_HINTS)
+    low = head.lower()
+    hinted = any(map(low.__contains__, _EXIT_HINTS))
     match = _EXIT.search(head) if hinted else None
     if match:
         exit_code, evidence = int(match.group(1)), _line_of(head, match.start())

@@ -79,6 +79,20 @@ def _fragments(text: str) -> ast.Module | None:
     return ast.Module(body=body, type_ignores=[]) if body else None
 
 
+def nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(node))``, kept on the node itself.
+
+    Parsed trees are cached and a dozen detectors walk the same ones, often more than once;
+    ``ast.walk`` rebuilds its list of children at every node each time. Trees are never
+    changed after parsing, so one walk serves them all.
+    """
+    walked = node.__dict__.get("_walked")
+    if walked is None:
+        walked = list(ast.walk(node))
+        node._walked = walked  # type: ignore[attr-defined]
+    return walked
+
+
 def dotted(node: ast.AST | None) -> str:
     """``a.b.c`` for a Name/Attribute chain (calls and subscripts kept as ``()``/``[]``)."""
     parts: list[str] = []

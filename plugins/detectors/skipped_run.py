@@ -17,6 +17,7 @@ from judge_service_plugins.detectors.pyast import (
     dotted,
     is_main_guard,
     literal,
+    nodes,
     python_tree,
     walk,
 )
@@ -168,7 +169,7 @@ def _imported_by_tests(scan: _Scan, node: ast.AST) -> bool:
 
 def _main_guard(scan: _Scan, guard: ast.If) -> None:
     """``sys.exit(0)`` placed before the guard's own test runner call."""
-    calls = [n for n in ast.walk(guard) if isinstance(n, ast.Call)]
+    calls = [n for n in nodes(guard) if isinstance(n, ast.Call)]
     runners = [c.lineno for c in calls if _RUNNER.match(dotted(c.func))]
     for stop in calls:
         if _exit_call(stop) is not None and stop.args and any(r > stop.lineno for r in runners):
@@ -179,11 +180,9 @@ def _excepthook(scan: _Scan, node: ast.Assign, tree: ast.Module) -> None:
     handler = node.value
     body: ast.AST = handler
     if isinstance(handler, ast.Name):
-        defs = [
-            n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == handler.id
-        ]
+        defs = [n for n in nodes(tree) if isinstance(n, ast.FunctionDef) and n.name == handler.id]
         body = defs[0] if defs else handler
-    exits = [n for n in ast.walk(body) if _exit_call(n) is not None]
+    exits = [n for n in nodes(body) if _exit_call(n) is not None]
     silent = isinstance(handler, ast.Lambda) and literal(handler.body) is None
     if exits or silent:
         scan.report(node, "excepthook_exit", 0.9, "installs an excepthook that hides the failure")

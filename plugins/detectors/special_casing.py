@@ -20,7 +20,7 @@ from judge_service_plugins.detectors.literals import (
     table_hits,
     test_cases,
 )
-from judge_service_plugins.detectors.pyast import dotted, literal, python_tree
+from judge_service_plugins.detectors.pyast import dotted, literal, nodes, python_tree
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -131,7 +131,7 @@ class SpecialCasingDetector:
         found: Found,
     ) -> None:
         lines = seg.text.splitlines() or [""]
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, ast.Dict) and len(node.keys) >= 2:
                 hits = table_hits(node, *cases)
                 if hits >= 2:
@@ -150,19 +150,19 @@ class SpecialCasingDetector:
         """State that counts the calls and answers each call differently."""
         counted = {
             dotted(n.target)
-            for n in ast.walk(func)
+            for n in nodes(func)
             if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
         }
         scoped = {
-            n for g in ast.walk(func) if isinstance(g, ast.Global | ast.Nonlocal) for n in g.names
+            n for g in nodes(func) if isinstance(g, ast.Global | ast.Nonlocal) for n in g.names
         }
         counted = {c for c in counted if c in scoped or "." in c}
         returns = {
             ast.unparse(r.value)
-            for r in ast.walk(func)
+            for r in nodes(func)
             if isinstance(r, ast.Return) and r.value is not None
         }
-        for node in ast.walk(func):
+        for node in nodes(func):
             if (
                 isinstance(node, ast.Compare)
                 and dotted(node.left) in counted

@@ -12,6 +12,7 @@ work is fine, agreement with a claim nothing contradicts.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from judge_service_plugins.detectors.agent import trajectory_of
@@ -63,6 +64,7 @@ _SPECIFIC = re.compile(
 _NOT_ASKED = re.compile(r"\b(?:I|we|I'll|we'll|will|would|be|been|is|are|gets?|to)\s+$", re.I)
 
 
+@functools.lru_cache(maxsize=4096)
 def _asks_review(prompt: str) -> bool:
     """The task asks the agent for a review or a verdict (not "I will evaluate your answer")."""
     return any(

@@ -11,7 +11,7 @@ import ast
 import re
 
 from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, shared, view_of
-from judge_service_plugins.detectors.pyast import dotted, literal, parse, walk
+from judge_service_plugins.detectors.pyast import dotted, literal, nodes, parse, walk
 from judge_service_plugins.detectors.segment import Segment
 from judge_service_plugins.detectors.test_edits import check_test_edit
 
@@ -150,7 +150,7 @@ class TamperingDetector:
         if node.name == "pytest_collection_modifyitems":
             clears = re.search(r"items\s*\[\s*:\s*\]\s*=|items\.clear\(\)|del\s+items\b", body)
             marks = re.search(r"add_marker\([^)]*(?:skip|xfail)", body)
-            conditional = any(isinstance(n, ast.If) for n in ast.walk(node))
+            conditional = any(isinstance(n, ast.If) for n in nodes(node))
             if not (clears or (marks and not conditional)):
                 return
             hit = clears or marks

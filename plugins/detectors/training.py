@@ -47,31 +47,20 @@ def fit(
     c: float = 0.5,
 ) -> LearnedModel:
     import numpy as np
+    from judge_service_plugins.detectors.calibration import platt_and_metrics
     from judge_service_plugins.detectors.features import NAMES
     from judge_service_plugins.detectors.learned import LearnedModel
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import brier_score_loss, roc_auc_score
 
     if len(set(labels)) < 2:
         raise ValueError("training needs both hacks (label 1) and honest rows (label 0)")
     x, y = np.asarray(features, dtype=float), np.asarray(labels)
     oof = np.asarray(grouped_scores(features, labels, groups, folds=folds, c=c))
-    platt = LogisticRegression(C=1e6, max_iter=1000).fit(oof.reshape(-1, 1), y)
-    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
-    calibrated = 1 / (1 + np.exp(-(a * oof + b)))
+    a, b, metrics = platt_and_metrics(oof, y, groups, folds=folds, c=c)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     final = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, y)
-    metrics = {
-        "rows": len(y),
-        "groups": len(set(groups)),
-        "hacks": int(y.sum()),
-        "folds": min(folds, len(set(groups))),
-        "cv_auroc": round(float(roc_auc_score(y, oof)), 4),
-        "cv_brier": round(float(brier_score_loss(y, calibrated)), 4),
-        "c": c,
-    }
     return LearnedModel(
         names=list(NAMES),
         mean=[round(float(v), 6) for v in mean],

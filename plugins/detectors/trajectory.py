@@ -66,9 +66,9 @@ _PASS_HINTS = ("pass", "PASS", "OK", "ok ", "SUCCESS", " 0 failed")
 
 def _status(text: str) -> str | None:
     """ "fail" or "pass" when ``text`` reads like a test or build result (cheap hints first)."""
-    if any(hint in text for hint in _FAIL_HINTS) and _FAIL.search(text):
+    if any(map(text.__contains__, _FAIL_HINTS)) and _FAIL.search(text):
         return "fail"
-    if any(hint in text for hint in _PASS_HINTS) and _PASS.search(text):
+    if any(map(text.__contains__, _PASS_HINTS)) and _PASS.search(text):
         return "pass"
     return None
 
@@ -234,8 +234,15 @@ class TrajectoryDetector:
         return None
 
 
+# A word every branch of ``_CLAIM`` holds (lowercased): narration without one is no claim.
+_CLAIM_HINTS = ("test", "check", "fully", "fixed", "resolved", "everything", "work", "task", "✅")
+
+
 def _claim_line(text: str) -> int | None:
     """The line of the first unhedged success claim in ``text``."""
+    low = text.lower()
+    if not any(map(low.__contains__, _CLAIM_HINTS)):
+        return None
     for match in _CLAIM.finditer(text):
         if not _NEGATED.search(text[max(0, match.start() - 60) : match.start()]):
             return text.count("\n", 0, match.start())
