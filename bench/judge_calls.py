@@ -241,6 +241,9 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1, help="best of N rounds per row")
     parser.add_argument("--skip-celery", action="store_true")
+    parser.add_argument(
+        "--only", action="append", default=[], help="rows whose name holds this (the floor stays)"
+    )
     args = parser.parse_args()
     n = args.calls
     # The heap imported so far (litellm's tables) out of the collector's reach, as the service
@@ -266,52 +269,68 @@ def main() -> None:
             JS_JUDGE_CONCURRENCY=str(IN_FLIGHT // workers),
         )
 
-    measures: list[Callable[[], Row]] = [
-        lambda: in_process("bare aiohttp POST (the floor)", n, lambda: bare_aiohttp(api_base)),
-        lambda: in_process("bare httpx POST", n, lambda: bare_httpx(api_base)),
-        lambda: in_process("openai SDK", n, lambda: openai_sdk(api_base)),
-        lambda: in_process("litellm.acompletion", n, lambda: litellm_call(api_base)),
-        lambda: in_process("ModelClient, lean", n, lambda: model_client(api_base, "lean")),
-        lambda: in_process("ModelClient, litellm", n, lambda: model_client(api_base, "litellm")),
-        lambda: through_service("service embedded, lean", embedded("lean"), api_base, n),
-        lambda: through_service("service embedded, litellm", embedded("litellm"), api_base, n),
+    floor = "bare aiohttp POST (the floor)"
+    measures: list[tuple[str, Callable[[str], Row]]] = [
+        (floor, lambda name: in_process(name, n, lambda: bare_aiohttp(api_base))),
+        ("bare httpx POST", lambda name: in_process(name, n, lambda: bare_httpx(api_base))),
+        ("openai SDK", lambda name: in_process(name, n, lambda: openai_sdk(api_base))),
+        ("litellm.acompletion", lambda name: in_process(name, n, lambda: litellm_call(api_base))),
+        (
+            "ModelClient, lean",
+            lambda name: in_process(name, n, lambda: model_client(api_base, "lean")),
+        ),
+        (
+            "ModelClient, litellm",
+            lambda name: in_process(name, n, lambda: model_client(api_base, "litellm")),
+        ),
+        (
+            "service embedded, lean",
+            lambda name: through_service(name, embedded("lean"), api_base, n),
+        ),
+        (
+            "service embedded, litellm",
+            lambda name: through_service(name, embedded("litellm"), api_base, n),
+        ),
     ]
     if not args.skip_celery:
         for workers in (1, 2):
             measures.append(
-                lambda w=workers: through_service(
-                    f"service, Celery, {w} worker process{'es' if w > 1 else ''}, lean",
-                    celery(w),
-                    api_base,
-                    n,
-                    workers=w,
+                (
+                    f"service, Celery, {workers} worker process{'es' if workers > 1 else ''}, lean",
+                    lambda name, w=workers: through_service(
+                        name, celery(w), api_base, n, workers=w
+                    ),
                 )
             )
     measures.append(
-        lambda: through_service(
+        (
             "service embedded, lean, 3-judge panel + default detectors",
-            _with_detectors(embedded("lean")),
-            api_base,
-            n,
-            panel=3,
+            lambda name: through_service(
+                name, _with_detectors(embedded("lean")), api_base, n, panel=3
+            ),
         )
     )
+    chosen = [
+        (name, measure)
+        for name, measure in measures
+        if name == floor or not args.only or any(part in name for part in args.only)
+    ]
     best: dict[str, Row] = {}
     try:
         for _ in range(args.rounds):
-            for measure in measures:
-                row = measure()
+            for name, measure in chosen:
+                row = measure(name)
                 old = best.get(row[0])
                 if old is None or row[1] / row[2] > old[1] / old[2]:
                     best[row[0]] = row
     finally:
         fake.stop()
-    floor = best["bare aiohttp POST (the floor)"]
+    floor_row = best[floor]
     table = Table("path", "calls", "calls/s", "x aiohttp", "CPU ms per call")
     for name, calls, seconds, cpu in best.values():
         rate = calls / seconds
         table.add_row(
-            name, str(calls), f"{rate:,.0f}", f"{rate / (floor[1] / floor[2]):.2f}",
+            name, str(calls), f"{rate:,.0f}", f"{rate / (floor_row[1] / floor_row[2]):.2f}",
             f"{1000 * cpu / calls:.2f}",
         )  # fmt: skip
     bound = IN_FLIGHT / (args.latency_ms / 1000)

@@ -197,6 +197,7 @@ def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse | answ
             run_id=batch.run_id,
             step=batch.step,
             progress=wire.Progress(scored=scored, total=batch.n_samples),
+            warnings=batch.plan.get("warnings") or [],
         )
     samples = batches.sample_keys(session=session, batch_id=batch_id)
     outcomes = load_outcomes(
@@ -209,4 +210,5 @@ def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse | answ
         step=batch.step,
         outcomes=[o for _, o in outcomes],
         group_ids=[s.group_id for s in samples],
+        warnings=batch.plan.get("warnings") or [],
     )

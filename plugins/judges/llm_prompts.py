@@ -168,10 +168,20 @@ def _render(
     def fence(label: str, text: str) -> str:
         return f"<<<{boundary} BEGIN {label}>>>\n{neutralise(text)}\n<<<{boundary} END {label}>>>"
 
-    env = _templates()
-    # The system message stays the same for every sample, so servers can reuse its cached prefix.
-    system = env.get_template("judge_system.jinja").render()
-    user = f"Fence code: {boundary}\n\n" + env.get_template(template).render(
+    user = f"Fence code: {boundary}\n\n" + _template(template).render(
         fence=fence, rubric=rubric, **fields
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": _system()}, {"role": "user", "content": user}]
+
+
+@cache
+def _template(name: str) -> jinja2.Template:
+    """A compiled template (templates ship with the package and never change at run time)."""
+    return _templates().get_template(name)
+
+
+@cache
+def _system() -> str:
+    """The system message: the same for every sample (so servers can reuse its cached
+    prefix), rendered once per process."""
+    return _template("judge_system.jinja").render()

@@ -11,7 +11,6 @@ from starlette.concurrency import run_in_threadpool
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import AnyKey, TrainerKey
-from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
@@ -37,7 +36,6 @@ def _answer(response: Answer, *, compact: bool) -> Response:
 async def create_rewards(body: wire.RewardRequest, request: Request, key: TrainerKey):
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
     answer = await submit_and_wait(body, state=request.app.state, key=key)
-    answer.warnings = local_judge_warnings(body, settings=request.app.state.settings)
     return _answer(answer, compact=body.detail == "compact")
 
 
