@@ -103,7 +103,11 @@ def start_service(env: dict[str, str]) -> tuple[Child, str, str]:
     port = free_port()
     child = Child([str(BIN / "judge-service"), "serve", "--port", str(port)], env=env)
     url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/healthz", child.proc, timeout=180)  # a loaded machine starts slowly
+    try:
+        wait_http(f"{url}/healthz", child.proc, timeout=180)  # a loaded machine starts slowly
+    except BaseException:
+        child.stop()  # never left running when it did not come up
+        raise
     return child, url, key
 
 
