@@ -81,7 +81,7 @@ def main() -> None:
     request = wire.RewardRequest.model_validate(
         {"samples": samples(args.samples), "judges": judges, "timeout_s": 600}
     )
-    plan = resolve_plan(request, settings=settings, registry=registry)
+    plan = resolve_plan(request, settings=settings, registry=registry, project="default")
     get_client(settings)  # litellm imported and its tables loaded before the heap is frozen
     tune_garbage_collector()
     try:

@@ -15,14 +15,14 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import ready_settings
+from judge_service.cli_common import CommandLine, ready_settings
 from judge_service.cli_detectors import audit_command, detectors_app
 from judge_service.cli_forge import forge_app
 from judge_service.cli_report import report_command
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
 app.add_typer(db_app, name="db")
@@ -33,6 +33,15 @@ app.add_typer(rubrics_app, name="rubrics")
 app.command("report")(report_command)
 app.add_typer(forge_app, name="forge")
 log = logging.getLogger("judge_service")
+
+
+@app.callback()
+def _options(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print the traceback when a command fails.")
+    ] = False,
+) -> None:
+    app.verbose = verbose
 
 
 def _logging(level: str) -> None:
@@ -70,21 +79,43 @@ def db_upgrade(revision: str = "head") -> None:
 def keys_create(
     role: Annotated[str, typer.Option(help="trainer, reviewer or admin")],
     name: Annotated[str | None, typer.Option(help="A label for the key")] = None,
+    project: Annotated[
+        str, typer.Option(help="The project the key sees and makes things in")
+    ] = "default",
+    all_projects: Annotated[
+        bool, typer.Option("--all-projects", help="An admin key for every project (`*`)")
+    ] = False,
 ) -> None:
-    """Create an API key. The key is printed once, alone on the last line."""
+    """Create an API key of a project. The key is printed once, alone on the last line."""
+    from judge_service.errors import ValidationFailed
+    from judge_service.projects import ALL, check_name
+    from judge_service.rubric_import import seed_project
     from judge_service.storage import audit
     from judge_service.storage.db import session_scope
     from judge_service.storage.keys import create_key
 
     if role not in ("trainer", "reviewer", "admin"):
         raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
+    if all_projects and role != "admin":
+        raise typer.BadParameter("only admin keys can be for every project", param_hint="--role")
+    try:
+        project = ALL if all_projects else check_name(project)
+    except ValidationFailed as exc:
+        raise typer.BadParameter(exc.message, param_hint="--project") from exc
     settings = ready_settings()
     with session_scope(settings.database_url) as session:
-        row, plain = create_key(session=session, role=role, name=name)
+        row, plain = create_key(session=session, role=role, name=name, project=project)
         audit.record(
-            session=session, actor="cli", action="key.create", target=row.id, detail={"role": role}
+            session=session,
+            actor="cli",
+            action="key.create",
+            target=row.id,
+            detail={"role": role, "project": project},
         )
-    typer.echo(f"created {role} key {row.id}; it is shown only now:")
+        if project != ALL:
+            seed_project(session=session, project=project, actor="cli")
+    where = "every project" if project == ALL else f"project {project}"
+    typer.echo(f"created {role} key {row.id} of {where}; it is shown only now:")
     typer.echo(plain)
 
 
@@ -122,6 +153,8 @@ def serve(
     import uvicorn
 
     from judge_service.api.app import create_app
+    from judge_service.api.edge import uvicorn_options
+    from judge_service.api.startup import DatabaseStartup
     from judge_service.storage.db import describe_url
 
     settings = get_settings()
@@ -135,18 +168,25 @@ def serve(
             param_hint="--workers",
         )
     log.info("database: %s", describe_url(settings.database_url))
-    if migrate if migrate is not None else settings.embedded:
+
+    def upgrade_now() -> None:
         for ref in _upgrade(settings.database_url):
             log.info("imported the shipped rubric %s", ref)
+
+    # a database that is down does not stop the server: the migration waits for it
+    run_migration = upgrade_now if (migrate if migrate is not None else settings.embedded) else None
     options = {
         "host": host,
         "port": port,
         "log_level": settings.log_level.lower(),
         "access_log": settings.access_log,
+        **uvicorn_options(settings),  # header size and time limits, keep-alive
     }
     if workers == 1:
-        uvicorn.run(create_app(settings), **options)
+        uvicorn.run(create_app(settings, migrate=run_migration), **options)
     else:  # each process builds its own app from the environment, as this one did
+        if run_migration is not None:  # once, here, not in every process
+            DatabaseStartup(settings.database_url, [("the migration", run_migration)]).run()
         uvicorn.run(
             "judge_service.api.app:app_from_environment", factory=True, workers=workers, **options
         )
@@ -176,7 +216,7 @@ def worker(
     tune_garbage_collector()  # before the fork: the children share the frozen heap
     if metrics_port:
         _serve_worker_metrics(metrics_port, processes=pool == "prefork")
-    make_worker(settings).worker_main(
+    make_worker(settings, pool=pool, concurrency=concurrency).worker_main(
         [
             "worker",
             f"--loglevel={settings.log_level}",

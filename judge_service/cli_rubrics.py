@@ -12,6 +12,19 @@ from judge_service.cli_common import ready_settings
 
 rubrics_app = typer.Typer(no_args_is_help=True, help="Rubrics: versioned yes/no checklists.")
 
+#: Rubric names are per project; every command works in one.
+Project = Annotated[str, typer.Option(help="The project whose rubrics these are")]
+
+
+def _project(value: str) -> str:
+    from judge_service.errors import ValidationFailed
+    from judge_service.projects import check_name
+
+    try:
+        return check_name(value)
+    except ValidationFailed as exc:
+        raise typer.BadParameter(exc.message, param_hint="--project") from exc
+
 
 @rubrics_app.command("import")
 def import_rubrics(
@@ -19,6 +32,7 @@ def import_rubrics(
         Path | None,
         typer.Argument(help="A rubric YAML file or a folder of them. Default: the shipped seeds."),
     ] = None,
+    project: Project = "default",
 ) -> None:
     """Load rubric files as versions: new names get version 1, changed criteria or prompts
     the next version, and a file equal to the active version changes nothing."""
@@ -26,6 +40,7 @@ def import_rubrics(
     from judge_service.rubric_import import import_files
     from judge_service.storage.db import session_scope
 
+    project = _project(project)
     try:
         loaded = rubric_files.load(path)
     except rubric_files.RubricFileError as exc:
@@ -36,18 +51,18 @@ def import_rubrics(
         raise typer.Exit(2)
     settings = ready_settings()
     with session_scope(settings.database_url) as session:
-        for item in import_files(session=session, loaded=loaded, actor="cli"):
+        for item in import_files(session=session, loaded=loaded, actor="cli", project=project):
             typer.echo(f"{item.ref}\t{item.action}\t{item.source}")
 
 
 @rubrics_app.command("list")
-def list_rubrics() -> None:
-    """Every rubric with its active version."""
+def list_rubrics(project: Project = "default") -> None:
+    """Every rubric of the project with its active version."""
     from judge_service.storage import rubrics
     from judge_service.storage.db import session_scope
 
     with session_scope(ready_settings().database_url) as session:
-        for summary in rubrics.list_rubrics(session=session):
+        for summary in rubrics.list_rubrics(session=session, project=_project(project)):
             typer.echo(
                 f"{summary.name}@{summary.version}\t{summary.criteria} criteria"
                 f"\t{summary.versions} versions"
@@ -58,13 +73,16 @@ def list_rubrics() -> None:
 def show_rubric(
     name: str,
     version: Annotated[int | None, typer.Option(help="A version; default: the active one")] = None,
+    project: Project = "default",
 ) -> None:
     """A rubric version as JSON."""
     from judge_service.storage import rubrics
     from judge_service.storage.db import session_scope
 
     with session_scope(ready_settings().database_url) as session:
-        row = rubrics.get_version(session=session, name=name, version=version)
+        row = rubrics.get_version(
+            session=session, name=name, version=version, project=_project(project)
+        )
         if row is None:
             typer.echo(f"error: no rubric {name!r}" + (f" version {version}" if version else ""))
             raise typer.Exit(1)

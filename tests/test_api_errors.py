@@ -169,7 +169,11 @@ def test_odd_unicode_round_trips(client, keys):
 def test_health_and_docs_need_no_key(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     ready = client.get("/readyz")
-    assert ready.status_code == 200 and ready.json()["checks"] == {"database": "ok", "queue": "ok"}
+    assert ready.status_code == 200 and ready.json()["checks"] == {
+        "database": "ok",
+        "queue": "ok",
+        "workers": "ok",
+    }
     assert client.get("/docs").status_code == 200
     assert "/v1/rewards" in client.get("/openapi.json").json()["paths"]
 

@@ -129,6 +129,11 @@ def test_sign_in_approve_and_see_the_version_change(stage: Stage, tmp_path: Path
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1360, "height": 1000})
+            blocked: list[str] = []  # what the pages' Content-Security-Policy stopped
+            page.on(
+                "console",
+                lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None,
+            )
             page.goto(f"{stage.url}/review")
             expect(page.get_by_role("heading", name="Sign in to review")).to_be_visible()
             page.get_by_label("API key").fill(stage.reviewer)
@@ -162,8 +167,10 @@ def test_sign_in_approve_and_see_the_version_change(stage: Stage, tmp_path: Path
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
 
+            cookie = {c["name"]: c["value"] for c in page.context.cookies()}["js_session"]
             page.get_by_role("button", name="Sign out").click()
             expect(page.get_by_role("heading", name="Sign in to review")).to_be_visible()
+            assert blocked == []
         finally:
             browser.close()
     assert SCREENSHOT.stat().st_size > 10_000
@@ -173,6 +180,8 @@ def test_sign_in_approve_and_see_the_version_change(stage: Stage, tmp_path: Path
         assert figures["judges"][0]["labels"] == 1
         decided = http.get(f"/v1/review/{stage.item_id}", headers=headers).json()
         assert decided["decisions"][0]["note"] == "both failures skipped the order lookup"
+    with httpx.Client(base_url=stage.url, cookies={"js_session": cookie}) as copied:
+        assert "Sign in to review" in copied.get("/review").text  # signed out on the server
 
 
 def test_bearer_roles_and_the_csrf_guard(stage: Stage):
@@ -191,11 +200,13 @@ def test_bearer_roles_and_the_csrf_guard(stage: Stage):
         signed_in = browser.post("/review/login", data={"key": stage.reviewer})
         assert signed_in.status_code == 303
         cookie = signed_in.headers["set-cookie"]
-        assert "HttpOnly" in cookie and "samesite=lax" in cookie.lower()
-        assert stage.reviewer not in cookie  # a signed token, not the key
+        assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower()
+        assert stage.reviewer not in cookie  # a session token, not the key
         forged = browser.post(
             f"/review/items/{stage.item_id}/decision", data={"decision": "approve"}
         )
-        assert forged.status_code == 303 and "stale" in forged.headers["location"]
-        item = browser.get(f"/v1/review/{stage.item_id}").json()
+        assert forged.status_code == 403 and "CSRF" in forged.text
+        assert browser.get(f"/v1/review/{stage.item_id}").status_code == 401  # no cookie API
+        bearer = {"Authorization": f"Bearer {stage.reviewer}"}
+        item = browser.get(f"/v1/review/{stage.item_id}", headers=bearer).json()
         assert item["status"] == "pending"

@@ -32,12 +32,16 @@ def keys(database_url: str) -> dict[str, dict[str, str]]:
     }
 
 
-def flagged_batch(url: str, hack_scores: list[float]) -> str:
-    """A scored batch whose samples carry the given hack scores (as the audit would leave)."""
+def flagged_batch(
+    url: str, hack_scores: list[float], *, batch_id: str = "hb" + "0" * 30, project: str = "default"
+) -> str:
+    """A scored batch of ``project`` whose samples carry the given hack scores (as the audit
+    would leave)."""
     with session_scope(url) as session:
         batch = batches.create_batch(
             session=session,
-            batch_id="hb" + "0" * 30,
+            batch_id=batch_id,
+            project=project,
             samples=[
                 {"id": f"h{i}", "prompt": "Fix the bug", "completion": "I edited the tests."}
                 for i in range(len(hack_scores))

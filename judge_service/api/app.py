@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
+from judge_service.api.deadline import RequestDeadline
 from judge_service.api.docs import add_docs
+from judge_service.api.error_docs import document_errors
+from judge_service.api.headers import SecurityHeaders
 from judge_service.api.key_cache import CheckedKeys
+from judge_service.api.outage import database_error
 from judge_service.api.routes import (
     forge,
     health,
@@ -26,7 +32,8 @@ from judge_service.api.routes import (
     rubrics,
     runs,
 )
-from judge_service.api.web import pages, run_pages
+from judge_service.api.startup import DatabaseStartup
+from judge_service.api.web import pages, run_pages, sign_in
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
 from judge_service.settings import Settings, get_settings
@@ -40,7 +47,12 @@ def _field(loc: tuple) -> str:
     return ".".join(parts) or "body"
 
 
-async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+async def _validation_error(
+    request: Request, exc: RequestValidationError | ValidationError
+) -> JSONResponse:
+    """422 naming the fields. Also for a model a route builds from the client's input
+    itself (``/get_reward`` maps its query onto a ``RewardRequest``): a 500 there would
+    blame the service for what the client sent."""
     errors = [
         {
             "field": _field(tuple(e.get("loc", ()))),
@@ -65,7 +77,7 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> JS
 
 
 async def _service_error(request: Request, exc: JudgeServiceError) -> JSONResponse:
-    return JSONResponse(exc.to_json(), status_code=exc.status_code)
+    return JSONResponse(exc.to_json(), status_code=exc.status_code, headers=exc.headers())
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -105,18 +117,26 @@ def create_app(
     *,
     registry: Registry | None = None,
     dispatcher: Dispatcher | None = None,
+    migrate: Callable[[], object] | None = None,
 ) -> FastAPI:
-    """The service's ASGI app. The dispatcher (in-process or Celery) starts with the app."""
+    """The service's ASGI app. The dispatcher (in-process or Celery) starts with the app,
+    after ``migrate`` (``serve``'s `db upgrade`); both wait for a database that is down."""
     plugins = registry or Registry()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
         tune_garbage_collector()
-        app.state.dispatcher.start()
+        steps = [("the migration", migrate)] if migrate is not None else []
+        startup = DatabaseStartup(
+            settings.database_url, [*steps, ("the executor", app.state.dispatcher.start)]
+        )
+        app.state.startup = startup
+        startup.run()
         try:
             yield
         finally:
+            startup.stop()
             app.state.dispatcher.close()
 
     app = FastAPI(
@@ -132,10 +152,16 @@ def create_app(
     app.state.registry = plugins
     app.state.checked_keys = CheckedKeys(settings.key_cache_s)
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(ValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]
+    app.add_exception_handler(SQLAlchemyError, database_error)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
-    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
+    )
+    app.add_middleware(RequestDeadline, timeout_s=settings.request_timeout_s)
+    app.add_middleware(SecurityHeaders)  # outermost: the guard's own answers get it too
     for module in (
         health,
         rewards,
@@ -146,10 +172,12 @@ def create_app(
         judges,
         runs,
         pages,
+        sign_in,
         run_pages,
         forge,
     ):
         app.include_router(module.router)
+    document_errors(app)
     return app
 
 

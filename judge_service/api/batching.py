@@ -27,6 +27,7 @@ from judge_service.errors import (
 )
 from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.panels import build_panel, normalise_spec
+from judge_service.projects import Scope
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import audit, batches
@@ -62,10 +63,15 @@ def check_unique_ids(request: wire.RewardRequest) -> None:
 
 
 def resolve_plan(
-    request: wire.RewardRequest, *, settings: Settings, registry: Registry
+    request: wire.RewardRequest, *, settings: Settings, registry: Registry, project: str
 ) -> dict[str, Any]:
-    """The judges, aggregator and quorum to store with the batch; 422 on anything unknown."""
-    rubric = resolve_rubric(request.rubric, settings=settings) if request.rubric else None
+    """The judges, aggregator and quorum to store with the batch; 422 on anything unknown.
+    A rubric name and the calibration labels are ``project``'s."""
+    rubric = (
+        resolve_rubric(request.rubric, settings=settings, project=project)
+        if request.rubric
+        else None
+    )
     raw_specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
     specs = [
         normalise_spec(s if isinstance(s, str | dict) else s.model_dump(mode="json"))
@@ -92,7 +98,9 @@ def resolve_plan(
     if rubric is not None:
         plan["rubric"] = rubric
     if request.calibrate:
-        plan["calibration"] = calibration_maps([s["name"] for s in specs], settings=settings)
+        plan["calibration"] = calibration_maps(
+            [s["name"] for s in specs], settings=settings, project=project
+        )
     return plan
 
 
@@ -114,8 +122,10 @@ def store_batch(
     plan: dict[str, Any],
     settings: Settings,
     key: ApiKeyRow,
+    project: str,
 ) -> tuple[BatchRow, bool]:
-    """Commit the batch and its samples in one transaction; returns ``(batch, created)``.
+    """Commit the batch and its samples (of ``project``) in one transaction; returns
+    ``(batch, created)``.
 
     With an ``idempotency_key`` already used for the same request, the existing
     batch comes back and nothing is written; used for another request, 409.
@@ -124,7 +134,7 @@ def store_batch(
     if request.idempotency_key:
         existing = batches.find_by_idempotency_key(session=session, key=request.idempotency_key)
         if existing is not None:
-            return _same_request(existing, fingerprint), False
+            return _same_request(existing, fingerprint, project), False
     batch_id = uuid.uuid4().hex
     try:
         batch = batches.create_batch(
@@ -139,13 +149,18 @@ def store_batch(
             rubric_ref=rubric_ref(plan),
             idempotency_key=request.idempotency_key,
             api_key_id=key.id,
+            project=project,
         )
         audit.record(
             session=session,
             actor=key.id,
             action="batch.create",
             target=batch_id,
-            detail={"samples": len(request.samples), "run_id": request.run_id},
+            detail={
+                "samples": len(request.samples),
+                "run_id": request.run_id,
+                "project": project,
+            },
         )
         session.commit()
     except IntegrityError:  # a concurrent request with the same idempotency key won the race
@@ -155,7 +170,7 @@ def store_batch(
         )
         if existing is None:
             raise
-        return _same_request(existing, fingerprint), False
+        return _same_request(existing, fingerprint, project), False
     return batch, True
 
 
@@ -164,7 +179,12 @@ def store_batch(
 SAMPLES_IN = TypeAdapter(list[wire.SampleIn])
 
 
-def _same_request(existing: BatchRow, fingerprint: str) -> BatchRow:
+def _same_request(existing: BatchRow, fingerprint: str, project: str) -> BatchRow:
+    if existing.project != project:  # idempotency keys are one namespace: say nothing more
+        raise Conflict(
+            "this idempotency_key is already in use; choose another",
+            detail={"field": "idempotency_key"},
+        )
     if existing.request_hash != fingerprint:
         raise Conflict(
             "this idempotency_key was already used for a different request",
@@ -183,10 +203,13 @@ def discard_batch(url: str, batch_id: str) -> None:
             session.delete(batch)
 
 
-def read_batch(*, session: Session, batch_id: str) -> wire.RewardResponse | answers.DoneAnswer:
-    """The batch as the API answers it; results only once it is done."""
+def read_batch(
+    *, session: Session, batch_id: str, scope: Scope
+) -> wire.RewardResponse | answers.DoneAnswer:
+    """The batch as the API answers it; results only once it is done. A batch of another
+    project is a 404, as if it did not exist."""
     batch = batches.get_batch(session=session, batch_id=batch_id)
-    if batch is None:
+    if batch is None or not scope.owns(batch.project):
         raise NotFound(f"no batch {batch_id!r}", detail={"batch_id": batch_id})
     if batch.status != "done":
         scored = batches.count_results(session=session, batch_id=batch_id)

@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from judge_service.api.web.session import lookup_key
+from judge_service.api.web.session import COOKIE
 from judge_service.errors import Forbidden, Unauthorized
+from judge_service.projects import Scope, scope_of
 from judge_service.settings import Settings
 from judge_service.storage.db import session_factory, session_scope
+from judge_service.storage.keys import find_key
 from judge_service.storage.tables import ApiKeyRow
 
 
@@ -37,7 +39,10 @@ QUERY_KEY_PATHS = frozenset({"/get_reward"})
 
 
 def presented_key(request: Request) -> str | None:
-    """The key from ``Authorization: Bearer``, ``?api_key=``, or the session cookie."""
+    """The key from ``Authorization: Bearer`` or ``?api_key=``.
+
+    Never the review page's session cookie: a browser attaches it to requests that other
+    pages of the same site start, so a cookie-authenticated JSON API could be ridden."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
@@ -46,12 +51,12 @@ def presented_key(request: Request) -> str | None:
         query_key = request.query_params.get("api_key")
         if query_key:
             return query_key
-    return request.cookies.get("js_session") or None
+    return None
 
 
 def _lookup(url: str, key: str) -> ApiKeyRow | None:
     with session_scope(url) as session:
-        return lookup_key(session=session, key=key)  # an API key, or the page's session token
+        return find_key(session=session, key=key)
 
 
 async def current_key(request: Request) -> ApiKeyRow:
@@ -62,6 +67,11 @@ async def current_key(request: Request) -> ApiKeyRow:
     when it does read: sync dependencies would cost a hop each."""
     key = presented_key(request)
     if not key:
+        if COOKIE in request.cookies:
+            raise Unauthorized(
+                "the JSON API takes `Authorization: Bearer <key>` only; the review page's "
+                "session cookie is not accepted here"
+            )
         raise Unauthorized("an API key is required: send `Authorization: Bearer <key>`")
     state = request.app.state
     row = state.checked_keys.get(key)
@@ -91,3 +101,19 @@ AnyKey = Annotated[ApiKeyRow, Depends(current_key)]
 TrainerKey = Annotated[ApiKeyRow, Depends(require("trainer", "admin"))]
 ReviewerKey = Annotated[ApiKeyRow, Depends(require("reviewer", "admin"))]
 AdminKey = Annotated[ApiKeyRow, Depends(require("admin"))]
+
+
+PROJECT_HELP = (
+    "The project to see and act in: for all-projects admin keys (default: every project to "
+    "read, `default` to create in); a key of one project may name only its own"
+)
+
+
+async def project_scope(
+    key: AnyKey, project: Annotated[str | None, Query(description=PROJECT_HELP)] = None
+) -> Scope:
+    """The caller's project scope: what it sees (404 for the rest) and where it creates."""
+    return scope_of(key.project, project)
+
+
+ScopeDep = Annotated[Scope, Depends(project_scope)]

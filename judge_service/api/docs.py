@@ -30,7 +30,7 @@ POLICY = "; ".join(
         "font-src 'self' data:",
         "worker-src 'self' blob:",
         "connect-src 'self'",
-        "frame-ancestors 'self'",
+        "frame-ancestors 'none'",
     ]
 )
 

@@ -15,15 +15,18 @@ from judge_service.storage import labels, rubrics
 from judge_service.storage.db import session_scope
 
 
-def resolve_rubric(ref: str, *, settings: Settings) -> dict[str, Any]:
-    """``name`` (the active version) or ``name@N`` as the rubric's content; 422 when unknown."""
+def resolve_rubric(ref: str, *, settings: Settings, project: str) -> dict[str, Any]:
+    """``name`` (the active version) or ``name@N`` of ``project`` as the rubric's content;
+    422 when unknown there."""
     with session_scope(settings.database_url) as session:
-        row = rubrics.resolve_ref(session=session, ref=ref)
+        row = rubrics.resolve_ref(session=session, ref=ref, project=project)
         if row is None:
             parsed = rubrics.parse_ref(ref)
-            known = parsed is not None and rubrics.exists(session=session, name=parsed[0])
+            known = parsed is not None and rubrics.exists(
+                session=session, name=parsed[0], project=project
+            )
             why = "has no such version" if known else "is unknown"
-            names = [r.name for r in rubrics.list_rubrics(session=session)]
+            names = [r.name for r in rubrics.list_rubrics(session=session, project=project)]
             raise UnknownRubric(f"rubric {ref!r} {why}", detail={"rubric": ref, "known": names})
         return rubrics.to_domain(row).model_dump(mode="json")
 
@@ -34,10 +37,11 @@ def rubric_ref(plan: dict[str, Any]) -> str | None:
     return f"{rubric['name']}@{rubric['version']}" if rubric else None
 
 
-def calibration_maps(judges: list[str], *, settings: Settings) -> dict[str, Any]:
-    """The isotonic map of each judge that has enough human labels (others stay raw)."""
+def calibration_maps(judges: list[str], *, settings: Settings, project: str) -> dict[str, Any]:
+    """The isotonic map of each judge that has enough human labels of ``project``'s
+    rollouts (others stay raw)."""
     with session_scope(settings.database_url) as session:
-        pairs = labels.labeled_scores(session=session, judges=judges)
+        pairs = labels.labeled_scores(session=session, judges=judges, project=project)
     grouped: dict[str, list[tuple[float, bool]]] = {}
     for pair in pairs:
         grouped.setdefault(pair.judge, []).append((pair.score, pair.good))

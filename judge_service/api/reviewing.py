@@ -10,17 +10,19 @@ from sqlalchemy.orm import Session
 
 from judge_service import wire_review
 from judge_service.errors import Conflict, NotFound, ValidationFailed
+from judge_service.projects import Scope
 from judge_service.review.decisions import DecisionError, next_criteria
 from judge_service.storage import audit, forge, labels, review, rubrics
 from judge_service.storage.review_tables import ReviewItemRow
 from judge_service.storage.rollouts import find_sample
-from judge_service.storage.tables import ApiKeyRow, SampleRow
+from judge_service.storage.tables import ApiKeyRow, BatchRow, SampleRow
 
 
 def to_wire(row: ReviewItemRow) -> wire_review.ReviewItem:
     return wire_review.ReviewItem.model_validate(
         {
-            **{c: getattr(row, c) for c in ("id", "kind", "status", "rubric", "run_id")},
+            **{c: getattr(row, c) for c in ("id", "kind", "status", "project", "rubric")},
+            "run_id": row.run_id,
             **{c: getattr(row, c) for c in ("batch_id", "sample_id", "payload", "evidence")},
             **{c: getattr(row, c) for c in ("created_at", "decided_at", "decided_by")},
             "decisions": [
@@ -34,9 +36,10 @@ def to_wire(row: ReviewItemRow) -> wire_review.ReviewItem:
     )
 
 
-def get_item(*, session: Session, item_id: int) -> ReviewItemRow:
+def get_item(*, session: Session, item_id: int, scope: Scope) -> ReviewItemRow:
+    """The item; 404 when there is none, or it is of a project ``scope`` does not see."""
     row = review.get_item(session=session, item_id=item_id)
-    if row is None:
+    if row is None or not scope.owns(row.project):
         raise NotFound(f"no review item {item_id}", detail={"id": item_id})
     return row
 
@@ -59,8 +62,9 @@ def _check(item: ReviewItemRow, body: wire_review.DecisionRequest) -> None:
 def _approve_rubric_item(
     session: Session, item: ReviewItemRow, body: wire_review.DecisionRequest, key: ApiKeyRow
 ) -> str:
-    """Write the next version of the item's rubric: the active criteria plus this one."""
-    active = rubrics.get_version(session=session, name=item.rubric or "")
+    """Write the next version of the item's rubric (of the item's project): the active
+    criteria plus this one."""
+    active = rubrics.get_version(session=session, name=item.rubric or "", project=item.project)
     if active is None:
         raise NotFound(f"rubric {item.rubric!r} no longer exists", detail={"id": item.id})
     try:
@@ -81,6 +85,7 @@ def _approve_rubric_item(
         penalty=active.penalty,
         created_by=key.id,
         source=f"review:{item.id}",
+        project=item.project,
     )
     return row.ref
 
@@ -101,15 +106,22 @@ def _record_hack(
         run_id=item.run_id,
         reviewer=key.id,
         note=body.note,
+        project=item.project,
     )
     return row.id
 
 
 def decide(
-    *, session: Session, item_id: int, body: wire_review.DecisionRequest, key: ApiKeyRow
+    *,
+    session: Session,
+    item_id: int,
+    body: wire_review.DecisionRequest,
+    key: ApiKeyRow,
+    scope: Scope,
 ) -> wire_review.DecisionResult:
-    """Apply a reviewer's decision and commit it with its effect and its audit entry."""
-    item = get_item(session=session, item_id=item_id)
+    """Apply a reviewer's decision and commit it with its effect and its audit entry; an
+    item of a project ``scope`` does not see is a 404."""
+    item = get_item(session=session, item_id=item_id, scope=scope)
     _check(item, body)
     if not review.claim_for_decision(
         session=session, item_id=item.id, decision=body.decision, reviewer=key.id
@@ -158,7 +170,7 @@ def decide(
     session.commit()
     session.expire_all()
     return wire_review.DecisionResult(
-        item=to_wire(get_item(session=session, item_id=item_id)),
+        item=to_wire(get_item(session=session, item_id=item_id, scope=scope)),
         decision=body.decision,
         rubric=ref,
         known_hack_id=hack_id,
@@ -166,11 +178,13 @@ def decide(
 
 
 def label(
-    *, session: Session, body: wire_review.LabelRequest, key: ApiKeyRow
+    *, session: Session, body: wire_review.LabelRequest, key: ApiKeyRow, scope: Scope
 ) -> wire_review.LabelOut:
-    """Record a reviewer's good/bad label of a scored rollout (replacing their earlier one)."""
+    """Record a reviewer's good/bad label of a scored rollout (replacing their earlier one);
+    a rollout of a project ``scope`` does not see is a 404."""
     sample = find_sample(session=session, batch_id=body.batch_id, sample_id=body.sample_id)
-    if sample is None:
+    batch = session.get(BatchRow, body.batch_id) if sample is not None else None
+    if sample is None or batch is None or not scope.owns(batch.project):
         raise NotFound(
             f"no sample {body.sample_id!r} in batch {body.batch_id!r}",
             detail={"batch_id": body.batch_id, "sample_id": body.sample_id},

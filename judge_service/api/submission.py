@@ -10,6 +10,7 @@ never writes results; past the deadline it masks what is unscored (``storage.exp
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -19,6 +20,7 @@ from judge_service.api import batching
 from judge_service.api.answers import DoneAnswer
 from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.errors import Unavailable
+from judge_service.projects import Scope
 from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.expiry import expire_batch
@@ -31,17 +33,20 @@ DEADLINE_GRACE = timedelta(seconds=0.5)
 Answer = wire.RewardResponse | DoneAnswer  # a batch not done yet, or done
 
 
-def read(url: str, batch_id: str) -> Answer:
-    """The batch as it is stored now."""
+def read(url: str, batch_id: str, scope: Scope) -> Answer:
+    """The batch as it is stored now (404 when ``scope`` does not see it)."""
     with session_scope(url) as session:
-        return batching.read_batch(session=session, batch_id=batch_id)
+        return batching.read_batch(session=session, batch_id=batch_id, scope=scope)
 
 
-def settle(url: str, batch_id: str) -> bool:
-    """True when the batch is done, expiring it first if its deadline (plus grace) passed."""
+def settle(url: str, batch_id: str, scope: Scope | None = None) -> bool:
+    """True when the batch is done, expiring it first if its deadline (plus grace) passed.
+    A batch that ``scope`` does not see is left alone."""
     with session_scope(url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
         if batch is None or batch.status == "done":
+            return True
+        if scope is not None and not scope.owns(batch.project):
             return True
         overdue = utcnow() >= batch.deadline_at + DEADLINE_GRACE
     return expire_batch(batch_id, database_url=url) if overdue else False
@@ -60,13 +65,16 @@ async def wait_for_batch(
             return
 
 
-async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> Answer:
-    """Validate, store, dispatch and (when ``wait``) wait for one scoring request."""
+async def submit_and_wait(
+    body: wire.RewardRequest, *, state: Any, key: Any, scope: Scope
+) -> Answer:
+    """Validate, store (in ``scope.home``), dispatch and (when ``wait``) wait for one
+    scoring request."""
     settings, dispatcher = state.settings, state.dispatcher
     url = settings.database_url
     batching.check_batch_size(body, settings=settings)
     batching.check_unique_ids(body)
-    plan = await _resolve_plan(body, state=state)
+    plan = await _resolve_plan(body, state=state, project=scope.home)
     warnings = local_judge_warnings(body, settings=settings)
     if warnings:  # stored with the batch: every answer of it (POST, polls, any replica) says so
         plan = {**plan, "warnings": warnings}
@@ -74,7 +82,7 @@ async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> 
     def store() -> tuple[str, datetime, bool]:
         with session_scope(url) as session:
             batch, created = batching.store_batch(
-                body, session=session, plan=plan, settings=settings, key=key
+                body, session=session, plan=plan, settings=settings, key=key, project=scope.home
             )
             return batch.id, batch.deadline_at, created
 
@@ -88,13 +96,21 @@ async def submit_and_wait(body: wire.RewardRequest, *, state: Any, key: Any) -> 
             raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
     if body.wait:
         await wait_for_batch(url, batch_id, deadline_at, dispatcher)
-    return await run_in_threadpool(read, url, batch_id)
+    return await run_in_threadpool(read, url, batch_id, scope)
 
 
-async def _resolve_plan(body: wire.RewardRequest, *, state: Any) -> dict[str, Any]:
+async def _resolve_plan(body: wire.RewardRequest, *, state: Any, project: str) -> dict[str, Any]:
     """The batch's plan; on a thread only when it reads the database (a hop costs ~1 ms)."""
     if batching.plan_reads_database(body):
         return await run_in_threadpool(
-            batching.resolve_plan, body, settings=state.settings, registry=state.registry
+            partial(
+                batching.resolve_plan,
+                body,
+                settings=state.settings,
+                registry=state.registry,
+                project=project,
+            )
         )
-    return batching.resolve_plan(body, settings=state.settings, registry=state.registry)
+    return batching.resolve_plan(
+        body, settings=state.settings, registry=state.registry, project=project
+    )

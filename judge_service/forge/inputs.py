@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from judge_service import json_depth
+
 
 class ForgeInputError(ValueError):
     """An upload the forge cannot use. ``line`` is 1-based; ``field`` is a dotted path."""
@@ -33,9 +35,11 @@ def jsonl_records(data: bytes | str) -> Iterator[tuple[int, dict[str, Any]]]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = json_depth.loads(raw)
         except json.JSONDecodeError as exc:
             raise ForgeInputError(f"is not JSON ({exc.msg})", line=number) from exc
+        except json_depth.TooDeep as exc:
+            raise ForgeInputError(f"is {exc}", line=number) from exc
         if not isinstance(record, dict):
             raise ForgeInputError("is not a JSON object", line=number)
         yield number, record

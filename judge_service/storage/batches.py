@@ -27,6 +27,7 @@ def create_batch(
     api_key_id: str | None = None,
     now: datetime | None = None,
     status: str = "queued",
+    project: str = "default",
 ) -> BatchRow:
     """Insert a batch and all its samples (the caller commits before acknowledging)."""
     now = now or utcnow()
@@ -45,6 +46,7 @@ def create_batch(
         request_hash=request_hash,
         api_key_id=api_key_id,
         n_samples=len(samples),
+        project=project,
     )
     session.add(batch)
     session.flush()

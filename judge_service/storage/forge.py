@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Select, delete, select, update
 from sqlalchemy.orm import Session
 
 from judge_service.storage.forge_tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
@@ -21,11 +21,23 @@ def stable_id(*parts: Any, size: int = 20) -> str:
     return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:size]
 
 
+def _job_ids(project: str) -> Select[tuple[str]]:
+    """The ids of ``project``'s jobs (their families and tasks are the project's)."""
+    return select(ForgeJobRow.id).where(ForgeJobRow.project == project)
+
+
 def create_job(
-    *, session: Session, kind: str, options: dict[str, Any], inputs: Any, created_by: str | None
+    *,
+    session: Session,
+    kind: str,
+    options: dict[str, Any],
+    inputs: Any,
+    created_by: str | None,
+    project: str = "default",
 ) -> ForgeJobRow:
     row = ForgeJobRow(
         id=uuid.uuid4().hex,
+        project=project,
         kind=kind,
         status="queued",
         options=options,
@@ -146,12 +158,16 @@ def list_tasks(
     job_id: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    project: str | None = None,
 ) -> list[tuple[ForgeTaskRow, TaskFamilyRow]]:
     """Tasks with their family, oldest job first. ``family`` is a family id or name;
-    ``approved=True`` keeps approved families only, ``False`` the others."""
+    ``approved=True`` keeps approved families only, ``False`` the others; ``project``
+    keeps that project's jobs' tasks (None: every project's)."""
     query = select(ForgeTaskRow, TaskFamilyRow).join(
         TaskFamilyRow, TaskFamilyRow.id == ForgeTaskRow.family_id
     )
+    if project is not None:
+        query = query.where(ForgeTaskRow.job_id.in_(_job_ids(project)))
     if family is not None:
         query = query.where((TaskFamilyRow.id == family) | (TaskFamilyRow.name == family))
     if tier is not None:
@@ -168,13 +184,21 @@ def list_tasks(
 
 
 def store_tiers(
-    *, session: Session, run_id: str, at: datetime, tiers: dict[str, dict[str, Any]]
+    *,
+    session: Session,
+    run_id: str,
+    at: datetime,
+    tiers: dict[str, dict[str, Any]],
+    project: str | None = None,
 ) -> set[str]:
-    """Write a run's tiers onto the tasks it trained on, unless a later run's are there;
-    returns the ids of the tasks that took them."""
+    """Write a run's tiers onto the tasks it trained on (of ``project``'s jobs), unless a
+    later run's are there; returns the ids of the tasks that took them."""
     if not tiers:
         return set()
-    rows = session.scalars(select(ForgeTaskRow).where(ForgeTaskRow.id.in_(list(tiers))))
+    query = select(ForgeTaskRow).where(ForgeTaskRow.id.in_(list(tiers)))
+    if project is not None:
+        query = query.where(ForgeTaskRow.job_id.in_(_job_ids(project)))
+    rows = session.scalars(query)
     stored: set[str] = set()
     for row in rows:
         if row.tier_at is not None and row.tier_at > at and row.tier_run_id != run_id:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from judge_service.forge.tiers import ScoredSample, TaskStats, task_stats, tier_shares
@@ -12,7 +12,15 @@ from judge_service.storage.forge import store_tiers
 from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
 
 
-def run_task_samples(*, session: Session, run_id: str) -> list[ScoredSample]:
+def _of_run(run_id: str, project: str | None) -> ColumnElement[bool]:
+    """The run's batches; of ``project`` only unless it is None."""
+    found = BatchRow.run_id == run_id
+    return found if project is None else found & (BatchRow.project == project)
+
+
+def run_task_samples(
+    *, session: Session, run_id: str, project: str | None = None
+) -> list[ScoredSample]:
     """Every scored sample of the run's finished batches, keyed by ``metadata.task_id`` or,
     without one, by ``group_id``; samples with neither are left out."""
     rows = session.execute(
@@ -21,7 +29,7 @@ def run_task_samples(*, session: Session, run_id: str) -> list[ScoredSample]:
         )
         .join(BatchRow, BatchRow.id == ResultRow.batch_id)
         .join(SampleRow, SampleRow.id == ResultRow.sample_id)
-        .where(BatchRow.run_id == run_id, BatchRow.status == "done")
+        .where(_of_run(run_id, project), BatchRow.status == "done")
         .order_by(BatchRow.created_at, ResultRow.position)
     ).all()
     samples = []
@@ -34,25 +42,32 @@ def run_task_samples(*, session: Session, run_id: str) -> list[ScoredSample]:
     return samples
 
 
-def run_last_batch_at(*, session: Session, run_id: str) -> datetime | None:
+def run_last_batch_at(
+    *, session: Session, run_id: str, project: str | None = None
+) -> datetime | None:
     """When the run's latest batch arrived: which run is "latest" for a task's tier."""
-    return session.scalar(select(func.max(BatchRow.created_at)).where(BatchRow.run_id == run_id))
+    query = select(func.max(BatchRow.created_at)).where(_of_run(run_id, project))
+    return session.scalar(query)
 
 
-def run_tiers(*, session: Session, run_id: str) -> tuple[list[TaskStats], dict[int, dict]]:
+def run_tiers(
+    *, session: Session, run_id: str, project: str | None = None
+) -> tuple[list[TaskStats], dict[int, dict]]:
     """The run's per-task stats and per-step tier shares, read only (the run page's view)."""
-    samples = run_task_samples(session=session, run_id=run_id)
+    samples = run_task_samples(session=session, run_id=run_id, project=project)
     stats = task_stats(samples)
     return stats, tier_shares(samples, stats)
 
 
-def apply_run_tiers(*, session: Session, run_id: str) -> tuple[list[TaskStats], dict, set[str]]:
+def apply_run_tiers(
+    *, session: Session, run_id: str, project: str | None = None
+) -> tuple[list[TaskStats], dict, set[str]]:
     """:func:`run_tiers`, and the tiers are stored on the forged tasks the run trained on
-    (unless a later run's are there). Also returns which took them."""
-    stats, shares = run_tiers(session=session, run_id=run_id)
-    at = run_last_batch_at(session=session, run_id=run_id)
+    (of the same project; unless a later run's are there). Also returns which took them."""
+    stats, shares = run_tiers(session=session, run_id=run_id, project=project)
+    at = run_last_batch_at(session=session, run_id=run_id, project=project)
     tiers = {s.task: s.as_dict() for s in stats if s.tier is not None}
     stored: set[str] = set()
     if at is not None and tiers:
-        stored = store_tiers(session=session, run_id=run_id, at=at, tiers=tiers)
+        stored = store_tiers(session=session, run_id=run_id, at=at, tiers=tiers, project=project)
     return stats, shares, stored

@@ -22,6 +22,10 @@ class ForgeJobRow(Base):
     __tablename__ = "forge_jobs"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    #: Its families and tasks belong to the job's project.
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
     kind: Mapped[str] = mapped_column(String(16))
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     options: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())

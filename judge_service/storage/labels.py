@@ -64,15 +64,18 @@ def labels_of(*, session: Session, sample_pks: list[int]) -> dict[int, dict[str,
     return {pk: dict(c) for pk, c in counts.items()}
 
 
-def _majority(session: Session, run_id: str | None) -> dict[int, bool]:
-    """Each labelled sample's majority label (True = good); ties are left out."""
+def _majority(session: Session, run_id: str | None, project: str | None) -> dict[int, bool]:
+    """Each labelled sample's majority label (True = good); ties are left out. A label is of
+    its sample's batch's project."""
     query = select(HumanLabelRow.sample_pk, HumanLabelRow.label)
-    if run_id is not None:
-        query = (
-            query.join(SampleRow, SampleRow.id == HumanLabelRow.sample_pk)
-            .join(BatchRow, BatchRow.id == SampleRow.batch_id)
-            .where(BatchRow.run_id == run_id)
+    if run_id is not None or project is not None:
+        query = query.join(SampleRow, SampleRow.id == HumanLabelRow.sample_pk).join(
+            BatchRow, BatchRow.id == SampleRow.batch_id
         )
+    if run_id is not None:
+        query = query.where(BatchRow.run_id == run_id)
+    if project is not None:
+        query = query.where(BatchRow.project == project)
     votes: dict[int, int] = {}
     for pk, label in session.execute(query):
         votes[pk] = votes.get(pk, 0) + (1 if label == "good" else -1)
@@ -80,10 +83,15 @@ def _majority(session: Session, run_id: str | None) -> dict[int, bool]:
 
 
 def labeled_scores(
-    *, session: Session, run_id: str | None = None, judges: list[str] | None = None
+    *,
+    session: Session,
+    run_id: str | None = None,
+    judges: list[str] | None = None,
+    project: str | None = None,
 ) -> list[LabeledScore]:
-    """Every (judge score, human label) pair, plus the final reward as judge ``consensus``."""
-    majority = _majority(session, run_id)
+    """Every (judge score, human label) pair (of ``project``'s rollouts; None: of all), plus
+    the final reward as judge ``consensus``."""
+    majority = _majority(session, run_id, project)
     if not majority:
         return []
     pairs: list[LabeledScore] = []

@@ -20,9 +20,11 @@ def create_job(
     model: dict[str, Any] | None,
     max_items: int,
     created_by: str | None,
+    project: str = "default",
 ) -> MiningJobRow:
     row = MiningJobRow(
         id=uuid.uuid4().hex,
+        project=project,
         rubric=rubric,
         run_id=run_id,
         model=model,

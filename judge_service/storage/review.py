@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, true, update
 from sqlalchemy.orm import Session, selectinload
 
 from judge_service.storage.review_tables import KnownHackRow, ReviewDecisionRow, ReviewItemRow
@@ -43,9 +43,12 @@ def enqueue_item(
     sample_pk: int | None = None,
     sample_id: str | None = None,
     priority: float = 0.0,
+    project: str = "default",
 ) -> ReviewItemRow | None:
-    """Queue an item unless one with ``dedupe_key`` exists; None when it already did."""
+    """Queue an item of ``project`` unless one with ``dedupe_key`` exists; None when it
+    already did."""
     values = {
+        "project": project,
         "kind": kind,
         "status": PENDING,
         "dedupe_key": dedupe_key,
@@ -72,10 +75,13 @@ def list_items(
     run_id: str | None = None,
     limit: int = 100,
     offset: int = 0,
+    project: str | None = None,
 ) -> list[ReviewItemRow]:
-    """Items, most important first (priority, then oldest), filtered as asked."""
+    """Items, most important first (priority, then oldest), filtered as asked (``project``
+    None: every project's)."""
     query = select(ReviewItemRow)
     for column, value in (
+        (ReviewItemRow.project, project),
         (ReviewItemRow.status, status),
         (ReviewItemRow.kind, kind),
         (ReviewItemRow.rubric, rubric),
@@ -94,9 +100,12 @@ def get_item(*, session: Session, item_id: int) -> ReviewItemRow | None:
     return session.scalars(query.options(selectinload(ReviewItemRow.decisions))).first()
 
 
-def rubric_item_texts(*, session: Session, rubric: str, statuses: tuple[str, ...]) -> list[str]:
+def rubric_item_texts(
+    *, session: Session, rubric: str, statuses: tuple[str, ...], project: str = "default"
+) -> list[str]:
     """Texts of the rubric's mined items in ``statuses`` (to deduplicate new proposals)."""
     query = select(ReviewItemRow).where(
+        ReviewItemRow.project == project,
         ReviewItemRow.kind == "rubric_item",
         ReviewItemRow.rubric == rubric,
         ReviewItemRow.status.in_(statuses),
@@ -140,8 +149,14 @@ def add_decision(
     return row
 
 
-def recent_decisions(*, session: Session, limit: int = 20) -> list[ReviewDecisionRow]:
+def recent_decisions(
+    *, session: Session, limit: int = 20, project: str | None = None
+) -> list[ReviewDecisionRow]:
+    """The newest decisions on items of ``project`` (None: of every project)."""
     query = select(ReviewDecisionRow).order_by(ReviewDecisionRow.id.desc()).limit(limit)
+    if project is not None:
+        items = select(ReviewItemRow.id).where(ReviewItemRow.project == project)
+        query = query.where(ReviewDecisionRow.item_id.in_(items))
     return list(session.scalars(query))
 
 
@@ -156,9 +171,12 @@ def add_known_hack(
     run_id: str | None,
     reviewer: str,
     note: str | None = None,
+    project: str = "default",
 ) -> KnownHackRow:
-    """Add a reviewed hack: to the corpus when ``confirmed``, as a negative otherwise."""
+    """Add a reviewed hack of ``project``: to the corpus when ``confirmed``, as a negative
+    otherwise."""
     row = KnownHackRow(
+        project=project,
         item_id=item_id,
         confirmed=confirmed,
         sample=sample,
@@ -174,12 +192,14 @@ def add_known_hack(
 
 
 def list_known_hacks(
-    *, session: Session, limit: int = 100, confirmed: bool = True
+    *, session: Session, limit: int = 100, confirmed: bool = True, project: str | None = None
 ) -> list[KnownHack]:
-    """The known-hack corpus, newest first; ``confirmed=False`` gives the negatives instead."""
+    """The known-hack corpus (of ``project``; None: of all), newest first; ``confirmed=False``
+    gives the negatives instead."""
     query = (
         select(KnownHackRow)
         .where(KnownHackRow.confirmed == confirmed)
+        .where(true() if project is None else KnownHackRow.project == project)
         .order_by(KnownHackRow.created_at.desc(), KnownHackRow.id.desc())
         .limit(limit)
     )

@@ -30,9 +30,14 @@ class RubricVersionRow(Base):
     """One version of a rubric. Never updated: a change is a new row with the next version."""
 
     __tablename__ = "rubric_versions"
-    __table_args__ = (UniqueConstraint("name", "version"),)
+    __table_args__ = (
+        UniqueConstraint("project", "name", "version", name="uq_rubric_versions_project"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
     name: Mapped[str] = mapped_column(String(128), index=True)
     version: Mapped[int] = mapped_column(Integer)
     description: Mapped[str] = mapped_column(Text, default="")
@@ -61,6 +66,7 @@ class MiningJobRow(Base):
     __tablename__ = "mining_jobs"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    project: Mapped[str] = mapped_column(String(64), default="default", server_default="default")
     rubric: Mapped[str] = mapped_column(String(128), index=True)
     run_id: Mapped[str] = mapped_column(String(256))
     model: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
@@ -87,6 +93,9 @@ class ReviewItemRow(Base):
     kind: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(16), default="pending")
     dedupe_key: Mapped[str] = mapped_column(String(300), unique=True)
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
     rubric: Mapped[str | None] = mapped_column(String(128), index=True)
     run_id: Mapped[str | None] = mapped_column(String(256), index=True)
     batch_id: Mapped[str | None] = mapped_column(String(32))
@@ -148,6 +157,10 @@ class KnownHackRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     item_id: Mapped[int | None] = mapped_column(
         ForeignKey("review_items.id", ondelete="SET NULL"), unique=True
+    )
+    #: The known-hack detector quotes a matched hack: a batch meets its own project's only.
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
     )
     confirmed: Mapped[bool] = mapped_column(Boolean, index=True)
     sample: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from judge_service.domain import Outcome, Sample
@@ -53,12 +53,15 @@ def batch_rollouts(*, session: Session, batch_id: str) -> list[StoredRollout]:
     return rollouts
 
 
-def run_rollouts(*, session: Session, run_id: str, max_batches: int = 50) -> list[StoredRollout]:
-    """The scored rollouts of a run's latest ``max_batches`` finished batches, oldest first."""
+def run_rollouts(
+    *, session: Session, run_id: str, max_batches: int = 50, project: str | None = None
+) -> list[StoredRollout]:
+    """The scored rollouts of a run's latest ``max_batches`` finished batches (of
+    ``project``; None: of any), oldest first."""
     ids = list(
         session.scalars(
             select(BatchRow.id)
-            .where(BatchRow.run_id == run_id, BatchRow.status == "done")
+            .where(_of_run(run_id, project), BatchRow.status == "done")
             .order_by(BatchRow.created_at.desc())
             .limit(max_batches)
         )
@@ -69,8 +72,14 @@ def run_rollouts(*, session: Session, run_id: str, max_batches: int = 50) -> lis
     return rollouts
 
 
-def run_exists(*, session: Session, run_id: str) -> bool:
-    return session.scalars(select(BatchRow.id).where(BatchRow.run_id == run_id)).first() is not None
+def _of_run(run_id: str, project: str | None) -> ColumnElement[bool]:
+    found = BatchRow.run_id == run_id
+    return found if project is None else found & (BatchRow.project == project)
+
+
+def run_exists(*, session: Session, run_id: str, project: str | None = None) -> bool:
+    query = select(BatchRow.id).where(_of_run(run_id, project))
+    return session.scalars(query).first() is not None
 
 
 def find_sample(*, session: Session, batch_id: str, sample_id: str) -> SampleRow | None:
@@ -82,10 +91,12 @@ def find_sample(*, session: Session, batch_id: str, sample_id: str) -> SampleRow
 
 
 def recent_rollouts(
-    *, session: Session, run_id: str | None = None, limit: int = 10
+    *, session: Session, run_id: str | None = None, limit: int = 10, project: str | None = None
 ) -> list[StoredRollout]:
-    """The newest scored rollouts (of a run, or of any), newest batch first."""
+    """The newest scored rollouts (of a run, or of any; of ``project``), newest batch first."""
     query = select(BatchRow.id).where(BatchRow.status == "done")
+    if project is not None:
+        query = query.where(BatchRow.project == project)
     if run_id is not None:
         query = query.where(BatchRow.run_id == run_id)
     found: list[StoredRollout] = []

@@ -19,6 +19,7 @@ from judge_service.storage.types import utcnow
 from judge_service.storage.upsert import insert_or_ignore
 
 APPROVED = "approved"
+DEFAULT = "default"  # the project of rows made before projects, and of keys made without one
 _REF = re.compile(r"^(?P<name>[^@]+?)(?:@(?P<version>\d+))?$")
 
 
@@ -55,45 +56,56 @@ def to_domain(row: RubricVersionRow) -> Rubric:
 
 
 def get_version(
-    *, session: Session, name: str, version: int | None = None
+    *, session: Session, name: str, version: int | None = None, project: str = DEFAULT
 ) -> RubricVersionRow | None:
-    """Version ``version`` of ``name``, or the active one (latest approved) when None."""
-    query = select(RubricVersionRow).where(RubricVersionRow.name == name)
+    """Version ``version`` of ``name`` in ``project``, or the active one (latest approved)."""
+    query = select(RubricVersionRow).where(
+        RubricVersionRow.project == project, RubricVersionRow.name == name
+    )
     if version is not None:
         return session.scalars(query.where(RubricVersionRow.version == version)).first()
     query = query.where(RubricVersionRow.status == APPROVED)
     return session.scalars(query.order_by(RubricVersionRow.version.desc()).limit(1)).first()
 
 
-def resolve_ref(*, session: Session, ref: str) -> RubricVersionRow | None:
-    """The version a request's ``rubric`` names: ``name`` (active) or ``name@N`` (pinned)."""
+def resolve_ref(*, session: Session, ref: str, project: str = DEFAULT) -> RubricVersionRow | None:
+    """The version a request's ``rubric`` names in ``project``: ``name`` (active) or
+    ``name@N`` (pinned)."""
     parsed = parse_ref(ref)
     if parsed is None:
         return None
     name, version = parsed
-    return get_version(session=session, name=name, version=version)
+    return get_version(session=session, name=name, version=version, project=project)
 
 
-def exists(*, session: Session, name: str) -> bool:
+def exists(*, session: Session, name: str, project: str = DEFAULT) -> bool:
     query = select(func.count()).select_from(RubricVersionRow)
-    return bool(session.scalar(query.where(RubricVersionRow.name == name)))
+    return bool(
+        session.scalar(
+            query.where(RubricVersionRow.project == project, RubricVersionRow.name == name)
+        )
+    )
 
 
-def list_versions(*, session: Session, name: str) -> list[RubricVersionRow]:
-    query = select(RubricVersionRow).where(RubricVersionRow.name == name)
+def list_versions(*, session: Session, name: str, project: str = DEFAULT) -> list[RubricVersionRow]:
+    query = select(RubricVersionRow).where(
+        RubricVersionRow.project == project, RubricVersionRow.name == name
+    )
     return list(session.scalars(query.order_by(RubricVersionRow.version)))
 
 
-def list_rubrics(*, session: Session) -> list[RubricSummary]:
-    """Every rubric with its active version, in name order."""
+def list_rubrics(*, session: Session, project: str = DEFAULT) -> list[RubricSummary]:
+    """Every rubric of ``project`` with its active version, in name order."""
     counts = dict(
         session.execute(
-            select(RubricVersionRow.name, func.count()).group_by(RubricVersionRow.name)
+            select(RubricVersionRow.name, func.count())
+            .where(RubricVersionRow.project == project)
+            .group_by(RubricVersionRow.name)
         ).all()
     )
     summaries = []
     for name in sorted(counts):
-        active = get_version(session=session, name=name)
+        active = get_version(session=session, name=name, project=project)
         if active is None:
             continue
         summaries.append(
@@ -120,17 +132,22 @@ def write_version(
     source: str | None = None,
     status: str = APPROVED,
     penalty: str | None = None,
+    project: str = DEFAULT,
 ) -> RubricVersionRow:
-    """Insert the next version of ``name`` (1 for a new rubric) in the caller's transaction.
+    """Insert the next version of ``name`` (1 for a new rubric of ``project``) in the caller's
+    transaction.
 
     Two writers racing for the same number collide on the unique (name, version); the
     loser's insert does nothing and it takes the number after, so both versions land.
     """
     for _ in range(20):
         latest = session.scalar(
-            select(func.max(RubricVersionRow.version)).where(RubricVersionRow.name == name)
+            select(func.max(RubricVersionRow.version)).where(
+                RubricVersionRow.project == project, RubricVersionRow.name == name
+            )
         )
         values = {
+            "project": project,
             "name": name,
             "version": (latest or 0) + 1,
             "description": description,
@@ -142,7 +159,7 @@ def write_version(
             "created_by": created_by,
             "source": source,
         }
-        row_id = insert_or_ignore(session, RubricVersionRow, values, ["name", "version"])
+        row_id = insert_or_ignore(session, RubricVersionRow, values, ["project", "name", "version"])
         if row_id is not None:
             row = session.get(RubricVersionRow, row_id)
             assert row is not None
@@ -181,10 +198,11 @@ def import_rubric(
     created_by: str | None,
     source: str | None,
     penalty: str | None = None,
+    project: str = DEFAULT,
 ) -> tuple[RubricVersionRow, str]:
     """Load a rubric file's content: ``created`` (version 1), ``updated`` (the next version,
     when criteria or prompts differ from the active version) or ``unchanged``."""
-    active = get_version(session=session, name=name)
+    active = get_version(session=session, name=name, project=project)
     if active is not None and same_content(active, criteria, prompts, penalty):
         return active, "unchanged"
     row = write_version(
@@ -196,5 +214,6 @@ def import_rubric(
         created_by=created_by,
         source=source,
         penalty=penalty,
+        project=project,
     )
     return row, "created" if row.version == 1 else "updated"

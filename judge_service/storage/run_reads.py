@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
 from judge_service.storage.review_tables import HumanLabelRow, ReviewItemRow
@@ -39,8 +39,15 @@ class FlaggedRollout:
     item_id: int | None = None
 
 
-def list_runs(*, session: Session, limit: int = 200) -> list[RunSummary]:
-    """Runs with at least one finished batch, most recently active first."""
+def _of_project(project: str | None) -> ColumnElement[bool]:
+    """Batches of ``project`` (None: of every project)."""
+    return true() if project is None else BatchRow.project == project
+
+
+def list_runs(
+    *, session: Session, limit: int = 200, project: str | None = None
+) -> list[RunSummary]:
+    """Runs with at least one finished batch (of ``project``), most recently active first."""
     rows = session.execute(
         select(
             BatchRow.run_id,
@@ -48,7 +55,7 @@ def list_runs(*, session: Session, limit: int = 200) -> list[RunSummary]:
             func.count(BatchRow.id),
             func.max(BatchRow.created_at),
         )
-        .where(BatchRow.run_id.is_not(None), BatchRow.status == "done")
+        .where(BatchRow.run_id.is_not(None), BatchRow.status == "done", _of_project(project))
         .group_by(BatchRow.run_id)
         .order_by(func.max(BatchRow.created_at).desc())
         .limit(limit)
@@ -57,7 +64,12 @@ def list_runs(*, session: Session, limit: int = 200) -> list[RunSummary]:
 
 
 def flagged_rollouts(
-    *, session: Session, run_id: str, threshold: float, limit: int = 20
+    *,
+    session: Session,
+    run_id: str,
+    threshold: float,
+    limit: int = 20,
+    project: str | None = None,
 ) -> list[FlaggedRollout]:
     """The run's newest rollouts with ``hack_score >= threshold``, newest batch first, with
     their non-info finding kinds and the id of the review item about each (a hack finding
@@ -79,6 +91,7 @@ def flagged_rollouts(
             BatchRow.run_id == run_id,
             BatchRow.status == "done",
             ResultRow.hack_score >= threshold,
+            _of_project(project),
         )
         .order_by(BatchRow.created_at.desc(), BatchRow.id, ResultRow.position)
         .limit(limit)
@@ -110,7 +123,9 @@ def flagged_rollouts(
     return list(flagged.values())
 
 
-def labelled_rewards(*, session: Session, run_id: str) -> list[tuple[int | None, float, bool]]:
+def labelled_rewards(
+    *, session: Session, run_id: str, project: str | None = None
+) -> list[tuple[int | None, float, bool]]:
     """``(step, final reward, humans say good)`` for each labelled, valid rollout of the run;
     the label is the majority of its reviewers' labels, ties left out."""
     rows = session.execute(
@@ -118,7 +133,12 @@ def labelled_rewards(*, session: Session, run_id: str) -> list[tuple[int | None,
         .join(SampleRow, SampleRow.id == HumanLabelRow.sample_pk)
         .join(BatchRow, BatchRow.id == SampleRow.batch_id)
         .join(ResultRow, ResultRow.sample_id == SampleRow.id)
-        .where(BatchRow.run_id == run_id, ResultRow.valid, ResultRow.reward.is_not(None))
+        .where(
+            BatchRow.run_id == run_id,
+            ResultRow.valid,
+            ResultRow.reward.is_not(None),
+            _of_project(project),
+        )
     ).all()
     votes: dict[int, int] = {}
     facts: dict[int, tuple[int | None, float]] = {}

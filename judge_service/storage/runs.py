@@ -24,8 +24,12 @@ class RunSample:
     kinds: set[str] = field(default_factory=set)
 
 
-def run_samples(*, session: Session, run_id: str) -> list[RunSample]:
-    """Every scored sample of the run's finished batches, with its non-info finding kinds."""
+def run_samples(*, session: Session, run_id: str, project: str | None = None) -> list[RunSample]:
+    """Every scored sample of the run's finished batches (of ``project``; None: any), with
+    its non-info finding kinds."""
+    of_run = BatchRow.run_id == run_id
+    if project is not None:
+        of_run = of_run & (BatchRow.project == project)
     rows = session.execute(
         select(
             ResultRow.id,
@@ -40,12 +44,10 @@ def run_samples(*, session: Session, run_id: str) -> list[RunSample]:
         )
         .join(BatchRow, BatchRow.id == ResultRow.batch_id)
         .join(SampleRow, SampleRow.id == ResultRow.sample_id)
-        .where(BatchRow.run_id == run_id, BatchRow.status == "done")
+        .where(of_run, BatchRow.status == "done")
     ).all()
     result_ids = (
-        select(ResultRow.id)
-        .join(BatchRow, BatchRow.id == ResultRow.batch_id)
-        .where(BatchRow.run_id == run_id)
+        select(ResultRow.id).join(BatchRow, BatchRow.id == ResultRow.batch_id).where(of_run)
     )
     kinds: dict[int, set[str]] = {}
     for result_id, kind in session.execute(

@@ -35,6 +35,14 @@ class BatchRow(Base):
     request_hash: Mapped[str] = mapped_column(String(64))
     api_key_id: Mapped[str | None] = mapped_column(String(32))
     n_samples: Mapped[int] = mapped_column(Integer)
+    # The lease: which worker process scores the batch, until when (``storage.leases``).
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: When the sweeper last re-sent its task (None: only the API sent it, at created_at).
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    project: Mapped[str] = mapped_column(
+        String(64), default="default", server_default="default", index=True
+    )
 
     samples: Mapped[list[SampleRow]] = relationship(
         back_populates="batch", order_by="SampleRow.position"
@@ -126,6 +134,8 @@ class ApiKeyRow(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     name: Mapped[str | None] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(16))
+    #: The project the key sees and makes things in; ``*`` (admins only) for every project.
+    project: Mapped[str] = mapped_column(String(64), default="default", server_default="default")
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -142,3 +152,20 @@ class AuditRow(Base):
     action: Mapped[str] = mapped_column(String(64), index=True)
     target: Mapped[str | None] = mapped_column(String(256))
     detail: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
+
+
+class WebSessionRow(Base):
+    """A signed-in review page: the cookie's SHA-256, never the cookie itself.
+
+    Stored so that signing out (or revoking the key) ends the session on the server: a
+    copied cookie is dead afterwards, on every API process."""
+
+    __tablename__ = "web_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("api_keys.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -19,7 +19,7 @@ from judge_service.review.evidence import rollout_evidence
 from judge_service.review.mining import MiningRollout
 from judge_service.settings import Settings
 from judge_service.storage import review, rubrics
-from judge_service.storage.forge_tables import TaskFamilyRow
+from judge_service.storage.forge_tables import ForgeJobRow, TaskFamilyRow
 from judge_service.worker.mining_task import mine_with_model
 
 log = logging.getLogger(__name__)
@@ -31,9 +31,11 @@ SAMPLE_TASKS = 5
 def enqueue_family(
     *, session: Session, family: TaskFamilyRow, kind: str, counts: dict[str, Any], tasks: list[dict]
 ) -> int | None:
-    """The family's ``task_family`` review item (once per family); its id when new."""
+    """The family's ``task_family`` review item (once per family, in its job's project); its
+    id when new."""
     row = review.enqueue_item(
         session=session,
+        project=job_project(session=session, job_id=family.job_id),
         kind="task_family",
         dedupe_key=f"task_family:{family.id}",
         priority=0.4 if family.failed_traces else 0.3,
@@ -67,11 +69,18 @@ def family_rollouts(family: TraceFamily) -> list[MiningRollout]:
     return rollouts
 
 
-def ensure_rubric(*, session: Session, name: str, job_id: str) -> None:
+def job_project(*, session: Session, job_id: str) -> str:
+    """The project of a forge job: its families, tasks and review items are that project's."""
+    job = session.get(ForgeJobRow, job_id)
+    return job.project if job is not None else rubrics.DEFAULT
+
+
+def ensure_rubric(*, session: Session, name: str, job_id: str, project: str) -> None:
     """Mined items need a rubric to join: create an empty version 1 when there is none."""
-    if rubrics.get_version(session=session, name=name) is None:
+    if rubrics.get_version(session=session, name=name, project=project) is None:
         rubrics.write_version(
             session=session,
+            project=project,
             name=name,
             description="Items mined from failed production traces by forge jobs.",
             criteria=[],
@@ -94,10 +103,14 @@ def mine_families(
     if not failed:
         return []
     with session_scope() as session:
-        ensure_rubric(session=session, name=name, job_id=job_id)
-        rubric = rubrics.to_domain(rubrics.get_version(session=session, name=name))
+        project = job_project(session=session, job_id=job_id)
+        ensure_rubric(session=session, name=name, job_id=job_id, project=project)
+        rubric = rubrics.to_domain(rubrics.get_version(session=session, name=name, project=project))
         known = review.rubric_item_texts(
-            session=session, rubric=name, statuses=("pending", "rejected", "approved", "edited")
+            session=session,
+            rubric=name,
+            statuses=("pending", "rejected", "approved", "edited"),
+            project=project,
         )
     summaries = []
     job = {"id": job_id, "model": options.get("miner"), "max_items": options.get("max_items", 3)}
@@ -122,6 +135,7 @@ def mine_families(
                 shown = item.cited or result.failures[:3]
                 row = review.enqueue_item(
                     session=session,
+                    project=project,
                     kind="rubric_item",
                     dedupe_key=f"rubric_item:forge:{job_id}:{family_id}:{n}",
                     rubric=rubric.name,

@@ -92,12 +92,14 @@ def mine_rubric(job_id: str, *, settings: Settings) -> str:
         if job_row is None or not mining.start_job(session=session, job_id=job_id):
             return "missing" if job_row is None else job_row.status
         job = {c: getattr(job_row, c) for c in ("id", "rubric", "run_id", "model", "max_items")}
-        active = rubrics.get_version(session=session, name=job["rubric"])
-        stored = run_rollouts(session=session, run_id=job["run_id"])
+        project = job_row.project  # the rubric, the run and the items are all of this project
+        active = rubrics.get_version(session=session, name=job["rubric"], project=project)
+        stored = run_rollouts(session=session, run_id=job["run_id"], project=project)
         known = review.rubric_item_texts(
             session=session,
             rubric=job["rubric"],
             statuses=("pending", "rejected", "approved", "edited"),
+            project=project,
         )
     try:
         if active is None:
@@ -123,6 +125,7 @@ def mine_rubric(job_id: str, *, settings: Settings) -> str:
             shown = item.cited or result.failures[:3]
             row = review.enqueue_item(
                 session=session,
+                project=project,
                 kind="rubric_item",
                 dedupe_key=f"rubric_item:{job_id}:{n}",
                 rubric=rubric.name,

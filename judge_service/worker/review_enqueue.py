@@ -30,6 +30,8 @@ def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | No
             ):
                 return 0  # a clean batch: skip reading every rollout back
             rollouts = batch_rollouts(session=session, batch_id=batch_id)
+            batch = batches.get_batch(session=session, batch_id=batch_id)
+            project = batch.project if batch is not None else "default"
             candidates = select([(i, r.outcome) for i, r in enumerate(rollouts)], policy)
             added = 0
             for candidate in candidates:
@@ -39,6 +41,7 @@ def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | No
                 )
                 row = review.enqueue_item(
                     session=session,
+                    project=project,  # evidence quotes prompts: only the batch's project sees it
                     kind=candidate.kind,
                     dedupe_key=f"{candidate.kind}:{rollout.sample_pk}",
                     payload={**candidate.payload, "rubric": rollout.rubric_ref},

@@ -54,14 +54,16 @@ class BatchWork:
     n_samples: int
     run_id: str | None = None
     step: int | None = None
+    project: str = "default"
 
 
-def known_hack_texts(settings: Settings) -> list[str]:
-    """Transcripts of confirmed hacks, for the known-hack detector."""
+def known_hack_texts(settings: Settings, project: str | None = None) -> list[str]:
+    """Transcripts of confirmed hacks (of ``project``; None: of all), for the known-hack
+    detector. Its findings quote the matched hack, so a batch meets only its project's."""
     if settings.known_hacks_limit == 0:
         return []
     with session_scope(settings.database_url) as session:
-        hacks = list_known_hacks(session=session, limit=settings.known_hacks_limit)
+        hacks = list_known_hacks(session=session, limit=settings.known_hacks_limit, project=project)
     texts = []
     for hack in hacks:
         try:
@@ -170,7 +172,7 @@ async def score_work(
 
 def known_hacks_for(work: BatchWork, settings: Settings) -> list[str]:
     """The known-hack corpus, read only when the batch runs detectors."""
-    return known_hack_texts(settings) if work.plan.get("detectors") else []
+    return known_hack_texts(settings, work.project) if work.plan.get("detectors") else []
 
 
 def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:
@@ -223,5 +225,6 @@ def score_batch(
             n_samples=batch.n_samples,
             run_id=batch.run_id,
             step=batch.step,
+            project=batch.project,
         )
     return _run(work, settings=settings, registry=registry, on_done=on_done)

@@ -15,15 +15,17 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from judge_service import wire_forge
-from judge_service.api.deps import AnyKey, ReviewerKey, SessionDep
-from judge_service.api.routes.rewards import ERRORS
+from judge_service import json_depth, wire_forge
+from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.api.error_docs import errors
+from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import NotFound, Unavailable, ValidationFailed
 from judge_service.forge.documents import parse_documents
 from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.traces import parse_traces
 from judge_service.storage import audit, forge
 from judge_service.storage.forge_tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
+from judge_service.wire import DbInt
 from judge_service.worker.task_names import FORGE_TASK
 
 router = APIRouter(prefix="/v1", tags=["forge"])
@@ -40,7 +42,7 @@ def _spec(value: str) -> Any:
     """A model spec from a query value: a JSON object, or a plain model string."""
     if value.lstrip().startswith("{"):
         try:
-            return json.loads(value)
+            return json_depth.loads(value)
         except json.JSONDecodeError:
             return value
     return value
@@ -49,7 +51,7 @@ def _spec(value: str) -> Any:
 def _specs(value: str) -> list[Any]:
     if value.lstrip().startswith("["):
         try:
-            return list(json.loads(value))
+            return list(json_depth.loads(value))
         except json.JSONDecodeError:
             return [value]
     if value.lstrip().startswith("{"):
@@ -58,14 +60,20 @@ def _specs(value: str) -> list[Any]:
 
 
 def parse_options(request: Request, model: type[BaseModel]) -> BaseModel:
-    """The query parameters as ``model``; a bad or unknown option is a 422 naming it."""
+    """The query parameters as ``model``; a bad or unknown option is a 422 naming it.
+    ``project`` is no option: it is the caller's scope (``ScopeDep``)."""
     raw: dict[str, Any] = {}
     for name in request.query_params:
+        if name == "project":
+            continue
         values = request.query_params.getlist(name)
-        if name == "verifiers":  # repeated, comma-separated model strings, or JSON
-            raw[name] = [v for value in values for v in _specs(value)]
-        else:
-            raw[name] = _spec(values[-1]) if name in SPEC_OPTIONS else values[-1]
+        try:
+            if name == "verifiers":  # repeated, comma-separated model strings, or JSON
+                raw[name] = [v for value in values for v in _specs(value)]
+            else:
+                raw[name] = _spec(values[-1]) if name in SPEC_OPTIONS else values[-1]
+        except json_depth.TooDeep as exc:
+            raise ValidationFailed(f"invalid option {name}: {exc}", detail={"field": name}) from exc
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -101,7 +109,13 @@ def job_out(session: SessionDep, row: ForgeJobRow) -> wire_forge.ForgeJob:
 
 
 async def _queue(
-    request: Request, session: SessionDep, key: Any, kind: str, text: str, options: BaseModel
+    request: Request,
+    session: SessionDep,
+    key: Any,
+    kind: str,
+    text: str,
+    options: BaseModel,
+    project: str,
 ) -> JSONResponse:
     job = forge.create_job(
         session=session,
@@ -109,6 +123,7 @@ async def _queue(
         options=options.model_dump(mode="json", exclude_none=True),
         inputs=text,
         created_by=key.id,
+        project=project,
     )
     audit.record(session=session, actor=key.id, action=f"forge.{kind}", target=job.id)
     session.commit()
@@ -136,39 +151,41 @@ async def _upload(request: Request, parse: Any) -> str:
     "/forge/traces",
     response_model=wire_forge.ForgeJob,
     status_code=202,
-    responses=ERRORS,
     openapi_extra=UPLOAD_BODY,
 )
-async def forge_traces(request: Request, session: SessionDep, key: ReviewerKey):
+async def forge_traces(
+    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive, scope: ScopeDep
+):
     """Queue a JSONL file of traces ``{"id", "messages", "tools"?, "metadata"?}``: candidate
     tasks, near duplicates merged, families, failed-looking traces mined for rubric items.
     Options: ``rubric``, ``miner``, ``max_items``."""
     options = parse_options(request, wire_forge.TraceOptions)
     text = await _upload(request, parse_traces)
-    return await _queue(request, session, key, "traces", text, options)
+    return await _queue(request, session, key, "traces", text, options, scope.home)
 
 
 @router.post(
     "/forge/documents",
     response_model=wire_forge.ForgeJob,
     status_code=202,
-    responses=ERRORS,
     openapi_extra=UPLOAD_BODY,
 )
-async def forge_documents(request: Request, session: SessionDep, key: ReviewerKey):
+async def forge_documents(
+    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive, scope: ScopeDep
+):
     """Queue a JSONL file of documents ``{"id", "text"}`` for grounded task synthesis.
     Options: ``generator``, ``verifiers`` (repeat or comma-separate), ``solver``,
     ``samples_per_task``, ``max_tasks``, ``min_pass``, ``max_pass``, ``chunk_chars``."""
     options = parse_options(request, wire_forge.DocumentOptions)
     text = await _upload(request, parse_documents)
-    return await _queue(request, session, key, "documents", text, options)
+    return await _queue(request, session, key, "documents", text, options, scope.home)
 
 
-@router.get("/forge/jobs/{job_id}", response_model=wire_forge.ForgeJob, responses=ERRORS)
-def get_forge_job(job_id: str, session: SessionDep, key: AnyKey):
+@router.get("/forge/jobs/{job_id}", response_model=wire_forge.ForgeJob, responses=errors(404))
+def get_forge_job(job_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
     """A forge job: status, counts, its families, and (traces) the mining it started."""
     row = forge.get_job(session=session, job_id=job_id)
-    if row is None:
+    if row is None or not scope.owns(row.project):
         raise NotFound(f"no forge job {job_id!r}", detail={"id": job_id})
     return job_out(session, row)
 
@@ -189,16 +206,17 @@ def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> wire_forge.ForgeTask:
     )
 
 
-@router.get("/tasks", response_model=wire_forge.ForgeTaskList, responses=ERRORS)
+@router.get("/tasks", response_model=wire_forge.ForgeTaskList)
 def list_tasks(
     session: SessionDep,
     key: AnyKey,
+    scope: ScopeDep,
     family: Annotated[str | None, Query(description="A family id or name")] = None,
     tier: wire_forge.Tier | None = None,
     approved: Annotated[bool | None, Query(description="true: approved families only")] = None,
     job_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[DbInt, Query()] = 0,
 ):
     """Forged tasks, filtered; ``approved=true`` is what ``forge export`` writes."""
     rows = forge.list_tasks(
@@ -209,5 +227,6 @@ def list_tasks(
         job_id=job_id,
         limit=limit,
         offset=offset,
+        project=scope.see,
     )
     return wire_forge.ForgeTaskList(tasks=[task_out(t, f) for t, f in rows])

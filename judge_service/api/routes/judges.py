@@ -7,8 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from judge_service import wire_review
-from judge_service.api.deps import AnyKey, SessionDep
-from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.deps import AnyKey, ScopeDep, SessionDep
 from judge_service.review import agreement
 from judge_service.storage.labels import CONSENSUS, labeled_scores
 
@@ -31,10 +30,11 @@ def _out(figures: agreement.JudgeFigures) -> wire_review.JudgeAgreement:
     )
 
 
-@router.get("/judges/agreement", response_model=wire_review.AgreementResponse, responses=ERRORS)
+@router.get("/judges/agreement", response_model=wire_review.AgreementResponse)
 def judge_agreement(
     session: SessionDep,
     key: AnyKey,
+    scope: ScopeDep,
     run_id: str | None = None,
     threshold: Annotated[float, Query(gt=0, le=1)] = agreement.THRESHOLD,
 ):
@@ -42,7 +42,7 @@ def judge_agreement(
     against the majority human label of each rollout, with counts, and the isotonic map a
     calibrated consensus (``calibrate: true``) uses once a judge has enough labels. The
     final reward is reported as ``consensus``."""
-    pairs = labeled_scores(session=session, run_id=run_id)
+    pairs = labeled_scores(session=session, run_id=run_id, project=scope.see)
     figures = agreement.by_judge(((p.judge, p.score, p.good) for p in pairs), threshold=threshold)
     judges = [_out(f) for f in figures if f.judge != CONSENSUS]
     consensus = next((_out(f) for f in figures if f.judge == CONSENSUS), None)

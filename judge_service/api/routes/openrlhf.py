@@ -13,9 +13,9 @@ from fastapi import APIRouter, Query, Request
 
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
-from judge_service.api.deps import TrainerKey
-from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.deps import ScopeDep, TrainerKey
 from judge_service.api.submission import submit_and_wait
+from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import ValidationFailed
 
 router = APIRouter(tags=["openrlhf"], route_class=ParsedBodyRoute)
@@ -28,14 +28,16 @@ def completion_of(query: str, prompt: str | None) -> str:
     return query
 
 
-@router.post("/get_reward", response_model=wire.OpenRLHFResponse, responses=ERRORS)
+@router.post("/get_reward", response_model=wire.OpenRLHFResponse)
 async def get_reward(
     body: wire.OpenRLHFRequest,
     request: Request,
     key: TrainerKey,
+    _alive: WorkerAlive,
+    scope: ScopeDep,
     judges: Annotated[str | None, Query(description="Comma-separated judge specs")] = None,
-    rubric: Annotated[str | None, Query()] = None,
-    run_id: Annotated[str | None, Query()] = None,
+    rubric: Annotated[wire.Identifier | None, Query()] = None,
+    run_id: Annotated[wire.Identifier | None, Query()] = None,
 ) -> wire.OpenRLHFResponse:
     """Score ``query`` (prompt + completion) with ``labels`` as references."""
     prompts = body.prompts or [None] * len(body.query)
@@ -70,7 +72,7 @@ async def get_reward(
             "detail": "compact",  # OpenRLHF's answer carries no per-judge detail
         }
     )
-    answer = await submit_and_wait(request_body, state=request.app.state, key=key)
+    answer = await submit_and_wait(request_body, state=request.app.state, key=key, scope=scope)
     rewards = [r.reward if r.valid and r.reward is not None else 0.0 for r in answer.results]
     return wire.OpenRLHFResponse(
         rewards=rewards,

@@ -8,23 +8,25 @@ from fastapi import APIRouter, Query
 
 from judge_service import wire_review
 from judge_service.api import reviewing
-from judge_service.api.deps import AnyKey, ReviewerKey, SessionDep
-from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.api.error_docs import errors
 from judge_service.storage import review
+from judge_service.wire import DbInt
 
 router = APIRouter(prefix="/v1", tags=["review"])
 
 
-@router.get("/review", response_model=wire_review.ReviewList, responses=ERRORS)
+@router.get("/review", response_model=wire_review.ReviewList)
 def list_review_items(
     session: SessionDep,
     key: AnyKey,
+    scope: ScopeDep,
     status: Annotated[wire_review.ReviewStatus | Literal["any"], Query()] = "pending",
     kind: wire_review.ReviewKind | None = None,
     rubric: str | None = None,
     run_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[DbInt, Query()] = 0,
 ):
     """Items most urgent first; ``status=any`` lists decided ones too."""
     rows = review.list_items(
@@ -35,29 +37,38 @@ def list_review_items(
         run_id=run_id,
         limit=limit,
         offset=offset,
+        project=scope.see,
     )
     return wire_review.ReviewList(items=[reviewing.to_wire(r) for r in rows])
 
 
-@router.get("/review/{item_id}", response_model=wire_review.ReviewItem, responses=ERRORS)
-def get_review_item(item_id: int, session: SessionDep, key: AnyKey):
+@router.get("/review/{item_id}", response_model=wire_review.ReviewItem, responses=errors(404))
+def get_review_item(item_id: DbInt, session: SessionDep, key: AnyKey, scope: ScopeDep):
     """One item with its decision history."""
-    return reviewing.to_wire(reviewing.get_item(session=session, item_id=item_id))
+    return reviewing.to_wire(reviewing.get_item(session=session, item_id=item_id, scope=scope))
 
 
 @router.post(
-    "/review/{item_id}/decision", response_model=wire_review.DecisionResult, responses=ERRORS
+    "/review/{item_id}/decision",
+    response_model=wire_review.DecisionResult,
+    responses=errors(404, 409),
 )
 def decide_review_item(
-    item_id: int, body: wire_review.DecisionRequest, session: SessionDep, key: ReviewerKey
+    item_id: DbInt,
+    body: wire_review.DecisionRequest,
+    session: SessionDep,
+    key: ReviewerKey,
+    scope: ScopeDep,
 ):
     """Approve, edit (approve with changes) or reject. Approving a rubric item writes the
     rubric's next version; a hack finding joins the known-hack corpus (a rejection becomes
     a negative example). 409 if the item was already decided."""
-    return reviewing.decide(session=session, item_id=item_id, body=body, key=key)
+    return reviewing.decide(session=session, item_id=item_id, body=body, key=key, scope=scope)
 
 
-@router.post("/labels", response_model=wire_review.LabelOut, status_code=201, responses=ERRORS)
-def label_rollout(body: wire_review.LabelRequest, session: SessionDep, key: ReviewerKey):
+@router.post("/labels", response_model=wire_review.LabelOut, status_code=201, responses=errors(404))
+def label_rollout(
+    body: wire_review.LabelRequest, session: SessionDep, key: ReviewerKey, scope: ScopeDep
+):
     """A reviewer's good/bad label of a scored rollout; labelling again replaces it."""
-    return reviewing.label(session=session, body=body, key=key)
+    return reviewing.label(session=session, body=body, key=key, scope=scope)

@@ -10,13 +10,14 @@ from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
-from judge_service.api.deps import AnyKey, TrainerKey
+from judge_service.api.deps import AnyKey, ScopeDep, TrainerKey
+from judge_service.api.error_docs import errors
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
+from judge_service.api.worker_gate import WorkerAlive
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 
 DETAIL_HELP = "`compact`: each result without its judges and components, as in the request"
-ERRORS = {code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 503)}
 
 
 def _answer(response: Answer, *, compact: bool) -> Response:
@@ -31,22 +32,31 @@ def _answer(response: Answer, *, compact: bool) -> Response:
 @router.post(
     "/rewards",
     response_model=wire.RewardResponse,
-    responses={202: {"model": wire.RewardResponse}, **ERRORS},
+    responses={202: {"model": wire.RewardResponse}, **errors(409)},
 )
-async def create_rewards(body: wire.RewardRequest, request: Request, key: TrainerKey):
+async def create_rewards(
+    body: wire.RewardRequest,
+    request: Request,
+    key: TrainerKey,
+    _alive: WorkerAlive,
+    scope: ScopeDep,
+):
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
-    answer = await submit_and_wait(body, state=request.app.state, key=key)
+    answer = await submit_and_wait(body, state=request.app.state, key=key, scope=scope)
     return _answer(answer, compact=body.detail == "compact")
 
 
-@router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=ERRORS)
+@router.get("/rewards/{batch_id}", response_model=wire.RewardResponse, responses=errors(404))
 async def get_rewards(
     batch_id: str,
     request: Request,
     key: AnyKey,
+    scope: ScopeDep,
     detail: Annotated[Literal["full", "compact"], Query(description=DETAIL_HELP)] = "full",
 ):
-    """Poll a batch: 200 with results once done, 202 while it is queued or running."""
+    """Poll a batch: 200 with results once done, 202 while it is queued or running; 404 for
+    a batch of another project."""
     url = request.app.state.settings.database_url
-    await run_in_threadpool(settle, url, batch_id)
-    return _answer(await run_in_threadpool(read, url, batch_id), compact=detail == "compact")
+    await run_in_threadpool(settle, url, batch_id, scope)
+    answer = await run_in_threadpool(read, url, batch_id, scope)
+    return _answer(answer, compact=detail == "compact")

@@ -1,4 +1,7 @@
-"""Rubrics: create (admin), list and read versions (any key), and queue mining of a run."""
+"""Rubrics: create (admin), list and read versions (any key), and queue mining of a run.
+
+Rubric names are per project: every route works in the caller's project (``scope.home``:
+an all-projects admin names one with ``?project=``, else ``default``)."""
 
 from __future__ import annotations
 
@@ -8,8 +11,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from judge_service import wire, wire_review
-from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, SessionDep
-from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.api.error_docs import errors
+from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import Conflict, NotFound, Unavailable, ValidationFailed
 from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.storage import audit, mining, rubrics
@@ -47,17 +51,22 @@ def job_out(row: MiningJobRow) -> wire_review.MiningJob:
     )
 
 
-def _active(session: SessionDep, name: str) -> RubricVersionRow:
-    row = rubrics.get_version(session=session, name=name)
+def _active(session: SessionDep, name: str, project: str) -> RubricVersionRow:
+    row = rubrics.get_version(session=session, name=name, project=project)
     if row is None:
         raise NotFound(f"no rubric {name!r}", detail={"rubric": name})
     return row
 
 
-@router.post("/rubrics", response_model=wire_review.RubricOut, status_code=201, responses=ERRORS)
-def create_rubric(body: wire_review.RubricCreate, session: SessionDep, key: AdminKey):
-    """Version 1 of a new rubric, approved and active at once; 409 if the name exists."""
-    if rubrics.exists(session=session, name=body.name):
+@router.post(
+    "/rubrics", response_model=wire_review.RubricOut, status_code=201, responses=errors(409)
+)
+def create_rubric(
+    body: wire_review.RubricCreate, session: SessionDep, key: AdminKey, scope: ScopeDep
+):
+    """Version 1 of a new rubric, approved and active at once; 409 if the name exists in
+    the project."""
+    if rubrics.exists(session=session, name=body.name, project=scope.home):
         raise Conflict(
             f"rubric {body.name!r} already exists; new versions come from review or import",
             detail={"rubric": body.name},
@@ -72,39 +81,49 @@ def create_rubric(body: wire_review.RubricCreate, session: SessionDep, key: Admi
         penalty=spec.get("penalty"),
         created_by=key.id,
         source="api",
+        project=scope.home,
     )
     if row.version != 1:  # a concurrent create of the same name won the race
         session.rollback()
         raise Conflict(f"rubric {body.name!r} already exists", detail={"rubric": body.name})
-    audit.record(session=session, actor=key.id, action="rubric.create", target=row.ref)
+    audit.record(
+        session=session,
+        actor=key.id,
+        action="rubric.create",
+        target=row.ref,
+        detail={"project": scope.home},
+    )
     session.commit()
     return rubric_out(row, row.version)
 
 
-@router.get("/rubrics", response_model=wire_review.RubricList, responses=ERRORS)
-def list_rubrics(session: SessionDep, key: AnyKey):
-    """Every rubric with its active version."""
+@router.get("/rubrics", response_model=wire_review.RubricList)
+def list_rubrics(session: SessionDep, key: AnyKey, scope: ScopeDep):
+    """Every rubric of the project with its active version."""
     return wire_review.RubricList(
         rubrics=[
             wire_review.RubricSummary(ref=f"{s.name}@{s.version}", **s.__dict__)
-            for s in rubrics.list_rubrics(session=session)
+            for s in rubrics.list_rubrics(session=session, project=scope.home)
         ]
     )
 
 
-@router.get("/rubrics/{name}", response_model=wire_review.RubricOut, responses=ERRORS)
+@router.get("/rubrics/{name}", response_model=wire_review.RubricOut, responses=errors(404))
 def get_rubric(
     name: str,
     session: SessionDep,
     key: AnyKey,
-    version: Annotated[int | None, Query(ge=1, description="A version; default: active")] = None,
+    scope: ScopeDep,
+    version: Annotated[
+        wire.DbInt | None, Query(ge=1, description="A version; default: active")
+    ] = None,
 ):
     """The active version (latest approved), or version ``N`` with ``?version=N``."""
-    active = _active(session, name)
+    active = _active(session, name, scope.home)
     row = (
         active
         if version is None
-        else rubrics.get_version(session=session, name=name, version=version)
+        else rubrics.get_version(session=session, name=name, version=version, project=scope.home)
     )
     if row is None:
         raise NotFound(
@@ -114,11 +133,13 @@ def get_rubric(
     return rubric_out(row, active.version)
 
 
-@router.get("/rubrics/{name}/versions", response_model=wire_review.RubricVersions, responses=ERRORS)
-def list_versions(name: str, session: SessionDep, key: AnyKey):
+@router.get(
+    "/rubrics/{name}/versions", response_model=wire_review.RubricVersions, responses=errors(404)
+)
+def list_versions(name: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
     """Every version of a rubric, oldest first."""
-    active = _active(session, name)
-    rows = rubrics.list_versions(session=session, name=name)
+    active = _active(session, name, scope.home)
+    rows = rubrics.list_versions(session=session, name=name, project=scope.home)
     return wire_review.RubricVersions(versions=[rubric_out(r, active.version) for r in rows])
 
 
@@ -140,7 +161,7 @@ def _model_spec(model: wire.JudgeSpec | None) -> dict | None:
     "/rubrics/{name}/mine",
     response_model=wire_review.MiningJob,
     status_code=202,
-    responses=ERRORS,
+    responses=errors(404),
 )
 def mine_rubric(
     name: str,
@@ -148,10 +169,13 @@ def mine_rubric(
     request: Request,
     session: SessionDep,
     key: ReviewerKey,
+    _alive: WorkerAlive,
+    scope: ScopeDep,
 ):
-    """Queue mining of a run for new items of this rubric; they land in the review queue."""
-    _active(session, name)
-    if not run_exists(session=session, run_id=body.run_id):
+    """Queue mining of a run for new items of this rubric; they land in the review queue.
+    The rubric and the run are the project's."""
+    _active(session, name, scope.home)
+    if not run_exists(session=session, run_id=body.run_id, project=scope.home):
         raise NotFound(f"no batches of run {body.run_id!r}", detail={"run_id": body.run_id})
     job = mining.create_job(
         session=session,
@@ -160,6 +184,7 @@ def mine_rubric(
         model=_model_spec(body.model),
         max_items=body.max_items,
         created_by=key.id,
+        project=scope.home,
     )
     audit.record(
         session=session,
@@ -178,10 +203,12 @@ def mine_rubric(
     return JSONResponse(job_out(job).model_dump(mode="json"), status_code=202)
 
 
-@router.get("/rubrics/{name}/mine/{job_id}", response_model=wire_review.MiningJob, responses=ERRORS)
-def get_mining_job(name: str, job_id: str, session: SessionDep, key: AnyKey):
+@router.get(
+    "/rubrics/{name}/mine/{job_id}", response_model=wire_review.MiningJob, responses=errors(404)
+)
+def get_mining_job(name: str, job_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
     """A mining job: ``queued``, ``running``, ``done`` (with the items it queued) or ``failed``."""
     job = mining.get_job(session=session, job_id=job_id)
-    if job is None or job.rubric != name:
+    if job is None or job.rubric != name or not scope.owns(job.project):
         raise NotFound(f"no mining job {job_id!r} for rubric {name!r}", detail={"id": job_id})
     return job_out(job)

@@ -9,7 +9,8 @@ from typing import Any
 from fastapi import APIRouter
 
 from judge_service import wire_forge
-from judge_service.api.deps import AnyKey, SessionDep
+from judge_service.api.deps import AnyKey, ScopeDep, SessionDep
+from judge_service.api.error_docs import errors
 from judge_service.errors import NotFound
 from judge_service.forge.tiers import TIERS
 from judge_service.review.run_report import run_report
@@ -19,22 +20,27 @@ from judge_service.storage.runs import run_samples
 router = APIRouter(prefix="/v1", tags=["runs"])
 
 
-@router.get("/runs/{run_id}/report")
-def get_run_report(run_id: str, session: SessionDep, key: AnyKey) -> dict[str, Any]:
+@router.get("/runs/{run_id}/report", responses=errors(404))
+def get_run_report(
+    run_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep
+) -> dict[str, Any]:
     """Per step: reward mean, hack rate (overall and by kind), agreement, groups with no
-    advantage; and alarms when the reward rises while hacks rise or agreement falls."""
-    samples = run_samples(session=session, run_id=run_id)
+    advantage; and alarms when the reward rises while hacks rise or agreement falls. A run
+    is the batches of the caller's project with this ``run_id``."""
+    samples = run_samples(session=session, run_id=run_id, project=scope.see)
     if not samples:
         raise NotFound(f"no scored batches for run {run_id!r}", detail={"run_id": run_id})
     return run_report(run_id, samples)
 
 
-@router.get("/runs/{run_id}/tasks", response_model=wire_forge.RunTasks)
-def get_run_tasks(run_id: str, session: SessionDep, key: AnyKey) -> wire_forge.RunTasks:
+@router.get("/runs/{run_id}/tasks", response_model=wire_forge.RunTasks, responses=errors(404))
+def get_run_tasks(
+    run_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep
+) -> wire_forge.RunTasks:
     """Per task (``metadata.task_id``, else ``group_id``): steps, pass rate, mean reward std
     and tier. The tiers are stored on the forged tasks the run trained on, unless a later
     run's tiers are already there."""
-    stats, shares, stored = apply_run_tiers(session=session, run_id=run_id)
+    stats, shares, stored = apply_run_tiers(session=session, run_id=run_id, project=scope.see)
     if not stats:
         raise NotFound(
             f"no scored samples with a task for run {run_id!r}", detail={"run_id": run_id}

@@ -1,8 +1,9 @@
 """The review page (``/review``): Jinja2, server-rendered, plain HTML forms, no JavaScript build.
 
-Sign in with a key once and get a cookie session (a signed token, see :mod:`.session`), or
-send ``Authorization: Bearer`` on every request (answered 200, no redirect). Forms post back
-and redirect to the page (POST-redirect-GET), with a note of what happened.
+Sign in with a key once and get a cookie session (a server-side session, see :mod:`.session`),
+or send ``Authorization: Bearer`` on every request (answered 200, no redirect). Forms post back
+and redirect to the page (POST-redirect-GET), with a note of what happened; a form from another
+origin, or a cookie-signed form without its CSRF token, is refused with 403.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from pydantic import ValidationError
 from judge_service import wire_review
 from judge_service.api import reviewing
 from judge_service.api.deps import SessionDep, presented_key
-from judge_service.api.web.session import COOKIE, LIFETIME_S, csrf_token, issue, lookup_key
+from judge_service.api.web.session import COOKIE, csrf_ok, csrf_token, foreign_origin
 from judge_service.errors import Forbidden, JudgeServiceError, Unauthorized
-from judge_service.storage import audit, labels, review, rubrics
+from judge_service.projects import Scope, scope_of
+from judge_service.storage import labels, review, rubrics, web_sessions
 from judge_service.storage.keys import find_key
 from judge_service.storage.rollouts import recent_rollouts
 from judge_service.storage.tables import ApiKeyRow
+from judge_service.wire import DbInt
 
 router = APIRouter(include_in_schema=False)
 REVIEWERS = ("reviewer", "admin")
@@ -62,16 +65,39 @@ class Viewer:
     cookie: str | None = None  # the session token when signed in by cookie
     problem: str | None = None
 
+    @property
+    def csrf(self) -> str:
+        """The token the page's forms carry ("" for Bearer visitors, who need none)."""
+        return csrf_token(self.cookie) if self.cookie else ""
+
 
 def viewer(request: Request, session: SessionDep) -> Viewer:
-    presented = presented_key(request)
-    if not presented:
+    """Who is looking: a Bearer key if one is sent, else the cookie's live session."""
+    bearer = presented_key(request)
+    if bearer:
+        row = find_key(session=session, key=bearer)
+        return Viewer(row, problem=None if row else "That key is unknown or revoked.")
+    cookie = request.cookies.get(COOKIE)
+    if not cookie:
         return Viewer(None)
-    row = lookup_key(session=session, key=presented)
+    row = web_sessions.resolve(session=session, token=cookie)
     if row is None:
-        return Viewer(None, problem="Your session expired or the key is unknown. Sign in again.")
-    by_cookie = "authorization" not in request.headers
-    return Viewer(row, presented if by_cookie else None)
+        return Viewer(None, problem="Your session ended or expired. Sign in again.")
+    return Viewer(row, cookie)
+
+
+class FormRefused(Exception):
+    """A form post that must not act: from another origin, or without its CSRF token."""
+
+
+def refused_form(exc: FormRefused) -> HTMLResponse:
+    return render("refused.html", status=403, reason=str(exc))
+
+
+def check_origin(request: Request) -> None:
+    reason = foreign_origin(request)
+    if reason is not None:
+        raise FormRefused(reason)
 
 
 def refusal(who: Viewer, *, next_path: str, status: int = 401) -> HTMLResponse | None:
@@ -85,26 +111,27 @@ def refusal(who: Viewer, *, next_path: str, status: int = 401) -> HTMLResponse |
     return None
 
 
-def _local(path: str | None) -> str | None:
-    """A path on this site's pages to go back to after signing in (never another host)."""
-    if path and path.startswith(("/review", "/runs")) and "//" not in path and "\\" not in path:
-        return path
-    return None
-
-
-def _back(**note: str) -> RedirectResponse:
+def back(**note: str) -> RedirectResponse:
     return RedirectResponse(f"/review?{urlencode(note)}", status_code=303)
 
 
+def page_scope(key: ApiKeyRow) -> Scope:
+    """The pages show only the signed-in key's project (every project for an all-projects
+    admin; its rubrics are then ``default``'s)."""
+    return scope_of(key.project)
+
+
 def _guard(request: Request, session: SessionDep, form: dict[str, str]) -> ApiKeyRow:
-    """The reviewer posting a form; cookie sessions must carry the form's CSRF field."""
+    """The reviewer posting a form. Raises :class:`FormRefused` for a post from another
+    origin, and for a cookie session's form without the session's CSRF field."""
+    check_origin(request)
     who = viewer(request, session)
     if who.key is None:
         raise Unauthorized(who.problem or "sign in first")
+    if who.cookie is not None and not csrf_ok(who.cookie, form.get("csrf")):
+        raise FormRefused("the form's CSRF token is missing or stale; reload the page")
     if who.key.role not in REVIEWERS:
         raise Forbidden(f"a {who.key.role} key may not review")
-    if who.cookie is not None and form.get("csrf") != csrf_token(who.cookie):
-        raise Forbidden("the form is stale; reload the page and try again")
     return who.key
 
 
@@ -123,83 +150,52 @@ def review_page(
     if refused is not None:
         return refused
     kinds = ("rubric_item", "hack_finding", "disagreement", "task_family")
-    items = review.list_items(session=session, kind=kind if kind in kinds else None, limit=50)
-    rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10)
+    assert who.key is not None
+    scope = page_scope(who.key)
+    items = review.list_items(
+        session=session, kind=kind if kind in kinds else None, limit=50, project=scope.see
+    )
+    rollouts = recent_rollouts(session=session, run_id=run_id or None, limit=10, project=scope.see)
     return render(
         "review.html",
         key=who.key,
-        csrf=csrf_token(who.cookie) if who.cookie else "",
+        csrf=who.csrf,
         items=[reviewing.to_wire(i) for i in items],
         kinds=kinds,
         kind=kind,
         run_id=run_id or "",
-        rubrics=rubrics.list_rubrics(session=session),
+        rubrics=rubrics.list_rubrics(session=session, project=scope.home),
         rollouts=rollouts,
         label_counts=labels.labels_of(session=session, sample_pks=[r.sample_pk for r in rollouts]),
-        decisions=review.recent_decisions(session=session, limit=10),
+        decisions=review.recent_decisions(session=session, limit=10, project=scope.see),
         msg=msg,
         error=error,
     )
 
 
-@router.post("/review/login", response_class=HTMLResponse)
-def sign_in(session: SessionDep, request: Request, form: FormDep) -> Response:
-    """Trade a reviewer or admin key for a session cookie."""
-    row = find_key(session=session, key=form.get("key", "").strip())
-    back_to = _local(form.get("next"))
-    if row is None:
-        error = "That key is unknown or revoked."
-        return render("login.html", status=401, error=error, next=back_to)
-    if row.role not in REVIEWERS:
-        message = f"A {row.role} key cannot review. Use a reviewer or admin key."
-        return render("login.html", status=403, error=message, next=back_to)
-    audit.record(session=session, actor=row.id, action="web.sign_in", target="review")
-    session.commit()
-    response: Response = (
-        RedirectResponse(back_to, status_code=303)
-        if back_to and back_to != "/review"
-        else _back(msg=f"Signed in as {row.name or row.id} ({row.role}).")
-    )
-    response.set_cookie(
-        COOKIE,
-        issue(row),
-        max_age=LIFETIME_S,
-        httponly=True,
-        samesite="lax",
-        secure=request.url.scheme == "https",
-    )
-    return response
-
-
 @router.get("/review/items/{item_id}", response_class=HTMLResponse)
-def item_page(item_id: int, request: Request, session: SessionDep) -> HTMLResponse:
+def item_page(item_id: DbInt, request: Request, session: SessionDep) -> HTMLResponse:
     """One review item, pending or decided, with its evidence and decisions."""
     who = viewer(request, session)
     refused = refusal(who, next_path=f"/review/items/{item_id}")
     if refused is not None:
         return refused
+    assert who.key is not None
     row = review.get_item(session=session, item_id=item_id)
-    if row is None:
+    if row is None or not page_scope(who.key).owns(row.project):
         return render("missing.html", status=404, key=who.key, what=f"No review item {item_id}.")
     return render(
         "item.html",
         key=who.key,
-        csrf=csrf_token(who.cookie) if who.cookie else "",
+        csrf=who.csrf,
         item=reviewing.to_wire(row),
     )
 
 
-@router.post("/review/logout")
-def sign_out() -> RedirectResponse:
-    response = RedirectResponse("/review", status_code=303)
-    response.delete_cookie(COOKIE)
-    return response
-
-
-@router.post("/review/items/{item_id}/decision")
+@router.post("/review/items/{item_id}/decision", response_class=HTMLResponse)
 def decide_from_page(
-    item_id: int, request: Request, session: SessionDep, form: FormDep
-) -> RedirectResponse:
+    item_id: DbInt, request: Request, session: SessionDep, form: FormDep
+) -> Response:
     try:
         key = _guard(request, session, form)
         body = wire_review.DecisionRequest.model_validate(
@@ -211,11 +207,15 @@ def decide_from_page(
                 "label": form.get("label") or None,
             }
         )
-        result = reviewing.decide(session=session, item_id=item_id, body=body, key=key)
+        result = reviewing.decide(
+            session=session, item_id=item_id, body=body, key=key, scope=page_scope(key)
+        )
+    except FormRefused as exc:
+        return refused_form(exc)
     except ValidationError as exc:
-        return _back(error=f"Item {item_id}: {exc.errors()[0]['msg']}")
+        return back(error=f"Item {item_id}: {exc.errors()[0]['msg']}")
     except JudgeServiceError as exc:
-        return _back(error=f"Item {item_id}: {exc.message}")
+        return back(error=f"Item {item_id}: {exc.message}")
     done = {"approve": "approved", "edit": "edited and approved", "reject": "rejected"}
     note = f"Item {item_id} {done[body.decision]}."
     if result.rubric:
@@ -223,19 +223,21 @@ def decide_from_page(
     if result.known_hack_id is not None:
         corpus = "known-hack corpus" if body.decision == "approve" else "negative examples"
         note += f" Rollout added to the {corpus}."
-    return _back(msg=note)
+    return back(msg=note)
 
 
-@router.post("/review/label")
-def label_from_page(request: Request, session: SessionDep, form: FormDep) -> RedirectResponse:
+@router.post("/review/label", response_class=HTMLResponse)
+def label_from_page(request: Request, session: SessionDep, form: FormDep) -> Response:
     try:
         key = _guard(request, session, form)
         body = wire_review.LabelRequest.model_validate(
             {k: form.get(k) for k in ("batch_id", "sample_id", "label")}
         )
-        reviewing.label(session=session, body=body, key=key)
+        reviewing.label(session=session, body=body, key=key, scope=page_scope(key))
+    except FormRefused as exc:
+        return refused_form(exc)
     except ValidationError as exc:
-        return _back(error=f"Label: {exc.errors()[0]['msg']}")
+        return back(error=f"Label: {exc.errors()[0]['msg']}")
     except JudgeServiceError as exc:
-        return _back(error=f"Label: {exc.message}")
-    return _back(msg=f"Labelled {body.sample_id} {body.label}.")
+        return back(error=f"Label: {exc.message}")
+    return back(msg=f"Labelled {body.sample_id} {body.label}.")

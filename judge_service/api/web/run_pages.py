@@ -14,8 +14,7 @@ from fastapi.responses import HTMLResponse
 
 from judge_service.api.deps import SessionDep
 from judge_service.api.web import run_view
-from judge_service.api.web.pages import refusal, render, viewer
-from judge_service.api.web.session import csrf_token
+from judge_service.api.web.pages import page_scope, refusal, render, viewer
 
 router = APIRouter(include_in_schema=False)
 
@@ -27,8 +26,11 @@ def runs_list(request: Request, session: SessionDep) -> HTMLResponse:
     refused = refusal(who, next_path="/runs")
     if refused is not None:
         return refused
-    csrf = csrf_token(who.cookie) if who.cookie else ""
-    return HTMLResponse(run_view.runs_page(session=session, key=who.key, csrf=csrf))
+    assert who.key is not None
+    project = page_scope(who.key).see
+    return HTMLResponse(
+        run_view.runs_page(session=session, key=who.key, csrf=who.csrf, project=project)
+    )
 
 
 @router.get("/runs/{run_id:path}", response_class=HTMLResponse)
@@ -38,8 +40,11 @@ def run_detail(run_id: str, request: Request, session: SessionDep) -> HTMLRespon
     refused = refusal(who, next_path=f"/runs/{quote(run_id, safe='')}")
     if refused is not None:
         return refused
-    csrf = csrf_token(who.cookie) if who.cookie else ""
-    html = run_view.run_page(session=session, run_id=run_id, key=who.key, csrf=csrf)
+    assert who.key is not None
+    project = page_scope(who.key).see
+    html = run_view.run_page(
+        session=session, run_id=run_id, key=who.key, csrf=who.csrf, project=project
+    )
     if html is None:
         return render(
             "missing.html", status=404, key=who.key, what=f"No scored batches for run {run_id!r}."

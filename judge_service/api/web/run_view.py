@@ -48,20 +48,24 @@ def run_page(
     key: ApiKeyRow | None = None,
     csrf: str = "",
     link_base: str = "",
+    project: str | None = None,
 ) -> str | None:
-    """The run page's HTML; None when the run has no scored batch. ``link_base`` is put before
-    the page's links (the file written by the CLI links to a running service)."""
-    samples = run_samples(session=session, run_id=run_id)
+    """The run page's HTML; None when the run has no scored batch (of ``project``; None: of
+    any). ``link_base`` is put before the page's links (the file written by the CLI links to
+    a running service)."""
+    samples = run_samples(session=session, run_id=run_id, project=project)
     if not samples:
         return None
     report = run_report(run_id, samples)
-    labelled = labelled_rewards(session=session, run_id=run_id)
+    labelled = labelled_rewards(session=session, run_id=run_id, project=project)
     kappa = kappa_by_step(labelled)
     judges = agreement.by_judge(
-        (p.judge, p.score, p.good) for p in labeled_scores(session=session, run_id=run_id)
+        (p.judge, p.score, p.good)
+        for p in labeled_scores(session=session, run_id=run_id, project=project)
     )
     stepped = [row for row in report["steps"] if row["step"] is not None]
-    _, tier_shares = run_tiers(session=session, run_id=run_id)  # read only: stores no tier
+    # read only: stores no tier
+    _, tier_shares = run_tiers(session=session, run_id=run_id, project=project)
     from judge_service.review.run_plots import run_plots, tier_plot  # matplotlib: on first view
 
     return render_text(
@@ -78,7 +82,7 @@ def run_page(
         labels=len(labelled),
         judges=judges,
         flagged=flagged_rollouts(
-            session=session, run_id=run_id, threshold=FLAG, limit=FLAGGED_SHOWN
+            session=session, run_id=run_id, threshold=FLAG, limit=FLAGGED_SHOWN, project=project
         ),
         flag=FLAG,
         key=key,
@@ -88,8 +92,10 @@ def run_page(
     )
 
 
-def runs_page(*, session: Session, key: ApiKeyRow | None = None, csrf: str = "") -> str:
-    """Every run with a finished batch, with its latest step, newest first."""
-    return render_text(
-        "runs.html", runs=list_runs(session=session), key=key, csrf=csrf, link_base=""
-    )
+def runs_page(
+    *, session: Session, key: ApiKeyRow | None = None, csrf: str = "", project: str | None = None
+) -> str:
+    """Every run with a finished batch (of ``project``; None: of any), latest step, newest
+    first."""
+    runs = list_runs(session=session, project=project)
+    return render_text("runs.html", runs=runs, key=key, csrf=csrf, link_base="")

@@ -1,70 +1,72 @@
-"""Signed session tokens for the review page's cookie (``js_session``).
+"""The review page's cookie session and the checks that keep it from being ridden.
 
-Why not the key itself in the cookie: a cookie rides on every request and sits in the
-browser's store; a token that expires, names only the key's id and cannot be turned back
-into the key leaks much less. Why no separate server secret: the token is an HMAC keyed by
-the SHA-256 of the API key, which the server stores and the browser never sees (whoever
-holds the key could compute it, so a session never grants more than the key does). Revoking
-the key ends its sessions; nothing new is stored, every API process and restart verifies
-the same token.
+The cookie (``js_session``) holds a random token stored server-side (see
+:mod:`judge_service.storage.web_sessions`), so signing out kills it everywhere. It
+authenticates the HTML pages and their forms only, never the JSON API (which takes Bearer
+keys), and every state-changing form must pass two checks:
+
+- the request comes from this origin (``Sec-Fetch-Site``, else ``Origin``). A page on
+  another port of the same host is *same-site*, so ``SameSite=Strict`` alone still sends
+  the cookie there; this check is what refuses it;
+- the form carries the session's CSRF token, which a page elsewhere cannot read.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
-import time
 
-from sqlalchemy.orm import Session
+from starlette.requests import Request
+from starlette.responses import Response
 
-from judge_service.storage.keys import find_key
-from judge_service.storage.tables import ApiKeyRow
+from judge_service.storage.web_sessions import LIFETIME
 
 COOKIE = "js_session"
-PREFIX = "jss1"
-LIFETIME_S = 12 * 3600
-
-
-def _sign(key_hash: str, payload: str) -> str:
-    digest = hmac.new(bytes.fromhex(key_hash), f"session:{payload}".encode(), hashlib.sha256)
-    return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
-
-
-def issue(key: ApiKeyRow, *, now: float | None = None) -> str:
-    """A token for ``key`` valid for ``LIFETIME_S``."""
-    expires = int((now or time.time()) + LIFETIME_S)
-    payload = f"{key.id}.{expires}"
-    return f"{PREFIX}.{payload}.{_sign(key.key_hash, payload)}"
-
-
-def is_session_token(value: str) -> bool:
-    return value.startswith(PREFIX + ".")
-
-
-def resolve(*, session: Session, token: str, now: float | None = None) -> ApiKeyRow | None:
-    """The live key a token was issued for; None when forged, expired or revoked."""
-    parts = token.split(".")
-    if len(parts) != 4 or parts[0] != PREFIX or not parts[2].isdigit():
-        return None
-    _, key_id, expires, signature = parts
-    if int(expires) < (now or time.time()):
-        return None
-    row = session.get(ApiKeyRow, key_id)
-    if row is None or row.revoked_at is not None:
-        return None
-    if not hmac.compare_digest(signature, _sign(row.key_hash, f"{key_id}.{expires}")):
-        return None
-    return row
-
-
-def lookup_key(*, session: Session, key: str) -> ApiKeyRow | None:
-    """The key row for an API key or a session token."""
-    if is_session_token(key):
-        return resolve(session=session, token=key)
-    return find_key(session=session, key=key)
+#: ``Sec-Fetch-Site`` values of requests this site's own pages (or the user) started.
+OWN_FETCH_SITES = frozenset({"same-origin", "none"})
 
 
 def csrf_token(cookie: str) -> str:
-    """The forms' anti-forgery field: derived from the cookie, which another site cannot read."""
-    return hashlib.sha256(f"csrf:{cookie}".encode()).hexdigest()[:32]
+    """The forms' anti-forgery field: an HMAC keyed by the session token, which is random,
+    HttpOnly and unreadable from another origin (so nothing else needs storing)."""
+    return hmac.new(cookie.encode("utf-8"), b"csrf", hashlib.sha256).hexdigest()[:32]
+
+
+def csrf_ok(cookie: str, presented: str | None) -> bool:
+    return bool(presented) and hmac.compare_digest(csrf_token(cookie), presented or "")
+
+
+def foreign_origin(request: Request) -> str | None:
+    """Why a form post comes from another origin, or None when it comes from this one.
+
+    Browsers send ``Sec-Fetch-Site`` (Chromium, Firefox, Safari 16.4+); older ones still send
+    ``Origin`` on POST. Clients that send neither (curl, scripts) are not browsers riding a
+    cookie, and still need the CSRF token to use one."""
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        if fetch_site.lower() in OWN_FETCH_SITES:
+            return None
+        return f"the form was sent from another site (Sec-Fetch-Site: {fetch_site})"
+    origin = request.headers.get("origin")
+    if origin is None:
+        return None
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    if origin.lower().rstrip("/") == own.lower():
+        return None
+    return f"the form was sent from another origin ({origin}, this site is {own})"
+
+
+def set_cookie(response: Response, token: str, *, secure: bool) -> None:
+    """``SameSite=Strict``: no other site's links or forms carry it; HttpOnly: no script."""
+    response.set_cookie(
+        COOKIE,
+        token,
+        max_age=int(LIFETIME.total_seconds()),
+        httponly=True,
+        samesite="strict",
+        secure=secure,
+    )
+
+
+def clear_cookie(response: Response, *, secure: bool) -> None:
+    response.delete_cookie(COOKIE, httponly=True, samesite="strict", secure=secure)

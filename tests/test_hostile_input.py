@@ -1,0 +1,185 @@
+"""Hostile input gets a 4xx naming the problem, never a 5xx: deep JSON, integers past the
+database's range, validation errors a route finds itself. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from judge_service.api.app import create_app
+from judge_service.json_depth import MAX_DEPTH
+from judge_service.settings import get_settings
+from judge_service.storage.db import session_scope
+from judge_service.storage.review import enqueue_item
+from judge_service.wire import DB_INT_MAX
+from tests.conftest import make_key
+
+BIG = 2**63  # past PostgreSQL's BIGINT, as a fuzzer sends
+
+
+def nested(depth: int, *, closed: bool = True) -> str:
+    """``depth`` arrays inside each other around a 1, as JSON text."""
+    return "[" * depth + "1" + ("]" * depth if closed else "")
+
+
+@pytest.fixture
+def api(database_url: str) -> Iterator[tuple[TestClient, dict[str, dict[str, str]]]]:
+    """The embedded app on each real database, with a key per role."""
+    settings = get_settings(database_url=database_url, broker_url=None, cache_url=None)
+    keys = {
+        role: {"Authorization": f"Bearer {make_key(database_url, role)}"}
+        for role in ("trainer", "reviewer", "admin")
+    }
+    with TestClient(create_app(settings)) as client:
+        yield client, keys
+
+
+def error_code(response) -> str:
+    return response.json()["error"]["code"]
+
+
+@pytest.mark.parametrize("path", ["/v1/rewards", "/get_reward", "/v1/keys", "/v1/labels"])
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 150, 1_000, 100_000])
+def test_deep_json_is_400_with_or_without_a_key(client, keys, path, depth):
+    for headers in ({}, keys["admin"]):
+        answer = client.post(path, content=nested(depth), headers=headers)
+        assert answer.status_code == 400, (depth, answer.text)
+        assert error_code(answer) == "json_too_deep"
+        assert f"deeper than {MAX_DEPTH} levels" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_deep_json_that_is_also_invalid_is_400(client, keys, depth):
+    """The fallback parser (``json``, for bodies pydantic-core refuses) hit RecursionError."""
+    for body in (nested(depth, closed=False), nested(depth) + "x", "\ud800" + nested(depth)):
+        answer = client.post("/v1/rewards", content=body.encode("utf-8", "surrogatepass"))
+        assert answer.status_code == 400, answer.text
+        assert error_code(answer) in ("json_too_deep", "invalid_encoding", "malformed_json")
+    answer = client.post("/v1/rewards", content=nested(depth, closed=False))
+    assert error_code(answer) == "json_too_deep"
+
+
+def test_json_at_the_depth_limit_passes_the_guard(client, keys):
+    """64 levels reach validation (here: 422 for the unknown field), not a 400."""
+    deep = {"role": "trainer", "x": json.loads(nested(MAX_DEPTH - 1))}
+    answer = client.post("/v1/keys", json=deep, headers=keys["admin"])
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"]["detail"][0]["field"] == "x"
+
+
+def test_deep_json_in_a_sample_is_400_and_nothing_is_stored(client, keys):
+    metadata = json.loads(nested(MAX_DEPTH + 5))
+    body = {"samples": [{"id": "a", "prompt": "p", "completion": "c", "metadata": {"m": metadata}}]}
+    answer = client.post("/v1/rewards", json=body, headers=keys["trainer"])
+    assert answer.status_code == 400 and error_code(answer) == "json_too_deep"
+    assert client.get("/v1/review?status=any", headers=keys["admin"]).json()["items"] == []
+
+
+def test_deep_json_in_forge_uploads_and_options_is_422(client, keys):
+    line = '{"id": "t1", "messages": ' + nested(2_000) + "}\n"
+    answer = client.post("/v1/forge/traces", content=line, headers=keys["reviewer"])
+    assert answer.status_code == 422, answer.text
+    assert "line 1" in answer.json()["error"]["message"]
+    answer = client.post(
+        "/v1/forge/documents",
+        params={"generator": "{" * 5_000},
+        content='{"id": "d", "text": "t"}\n',
+        headers=keys["reviewer"],
+    )
+    assert answer.status_code in (400, 422), answer.text
+    answer = client.post(
+        "/v1/forge/documents",
+        params={"verifiers": nested(5_000)},
+        content='{"id": "d", "text": "t"}\n',
+        headers=keys["reviewer"],
+    )
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"]["detail"] == {"field": "verifiers"}
+
+
+def _item(url: str) -> int:
+    with session_scope(url) as session:
+        row = enqueue_item(
+            session=session, kind="disagreement", dedupe_key="d1", payload={"x": 1}, evidence={}
+        )
+        session.commit()
+        assert row is not None
+        return row.id
+
+
+def test_integers_past_the_database_range_are_422_on_every_database(api, database_url):
+    client, keys = api
+    item_id = _item(database_url)
+    get = lambda path: client.get(path, headers=keys["admin"])  # noqa: E731
+    assert get(f"/v1/review/{item_id}").status_code == 200
+    assert get(f"/v1/review/{DB_INT_MAX}").status_code == 404  # in range, absent
+    for path, field in [
+        (f"/v1/review/{DB_INT_MAX + 1}", "path.item_id"),
+        (f"/v1/review/{BIG}", "path.item_id"),
+        ("/v1/review/-1", "path.item_id"),
+        (f"/v1/review?offset={BIG}", "query.offset"),
+        (f"/v1/review?offset={DB_INT_MAX + 1}", "query.offset"),
+        (f"/v1/tasks?offset={BIG}", "query.offset"),
+        (f"/v1/rubrics/helpfulness?version={BIG}", "query.version"),
+        (f"/review/items/{BIG}", "path.item_id"),
+    ]:
+        answer = get(path)
+        assert answer.status_code in (404, 422), (path, answer.text)
+        if answer.status_code == 422:
+            assert answer.json()["error"]["detail"][0]["field"] == field, path
+    decision = client.post(
+        f"/v1/review/{BIG}/decision", json={"decision": "reject"}, headers=keys["admin"]
+    )
+    assert decision.status_code == 422, decision.text
+    assert get(f"/v1/review?offset={DB_INT_MAX}").json() == {"items": []}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("step", DB_INT_MAX + 1), ("step", BIG), ("quorum", BIG), ("step", -1)]
+)
+def test_body_integers_past_the_range_are_422_and_nothing_is_stored(api, field, value):
+    client, keys = api
+    body = {
+        "samples": [{"id": "a", "prompt": "p", "completion": "c", "reference": "c"}],
+        "judges": ["reference_match"],
+        field: value,
+    }
+    answer = client.post("/v1/rewards", json=body, headers=keys["trainer"])
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"]["detail"][0]["field"] == field
+
+
+def test_a_step_at_the_top_of_the_range_is_stored(api):
+    client, keys = api
+    body = {
+        "samples": [{"id": "a", "prompt": "p", "completion": "c", "reference": "c"}],
+        "judges": ["reference_match"],
+        "step": DB_INT_MAX,
+        "run_id": "edge",
+    }
+    answer = client.post("/v1/rewards", json=body, headers=keys["trainer"])
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["step"] == DB_INT_MAX
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"run_id": ""}, "query.run_id"),
+        ({"rubric": ""}, "query.rubric"),
+        ({"run_id": "a\x01b"}, "query.run_id"),
+        ({"judges": "x" * 300}, "judges.0."),
+    ],
+)
+def test_get_reward_validation_errors_are_422_naming_the_field(client, keys, params, field):
+    """OpenRLHF's request is mapped onto a RewardRequest: its errors were an uncaught 500."""
+    answer = client.post(
+        "/get_reward", params=params, json={"query": ["x"]}, headers=keys["trainer"]
+    )
+    assert answer.status_code == 422, answer.text
+    assert error_code(answer) == "validation_error"
+    fields = [e["field"] for e in answer.json()["error"]["detail"]]
+    assert any(f.startswith(field) for f in fields), fields
