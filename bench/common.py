@@ -117,7 +117,7 @@ def start_worker(env: dict[str, str], concurrency: int = 2, pool: str | None = N
         [str(BIN / "judge-service"), "worker", "--concurrency", str(concurrency), *pool_args],
         env=env,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a loaded machine starts slowly
     while "ready." not in Path(child.log.name).read_text(errors="replace"):
         if time.monotonic() > deadline or child.proc.poll() is not None:
             raise RuntimeError("worker did not start")

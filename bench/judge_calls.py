@@ -320,6 +320,8 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, measure in chosen:
                 row = measure(name)
+                print(f"{row[0]}: {row[1]} calls, {row[1] / row[2]:,.0f} calls/s, "
+                      f"{1000 * row[3] / row[1]:.2f} ms CPU per call", flush=True)  # fmt: skip
                 old = best.get(row[0])
                 if old is None or row[1] / row[2] > old[1] / old[2]:
                     best[row[0]] = row
