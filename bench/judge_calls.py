@@ -46,7 +46,7 @@ import pydantic_core
 from rich.console import Console
 from rich.table import Table
 
-from bench.common import Child, fake_judge_server, service_env, start_service, start_worker
+from bench.common import Child, cli, fake_judge_server, service_env, start_service, start_worker
 from bench.judge_overhead import SCHEMA, pg_database
 from judge_service.llm import ModelClient
 
@@ -221,6 +221,8 @@ def through_service(
         {"name": f"openai/bench-judge-{j}", "api_base": api_base, "api_key": "sk-bench"}
         for j in range(panel)
     ]
+    if workers:  # the schema first: a worker's heartbeats go to the database from its start
+        cli("db", "upgrade", env=env)
     children = [start_worker(env, concurrency=workers)] if workers else []
     server, url, key = start_service(env)
     children.append(server)
