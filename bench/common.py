@@ -103,7 +103,11 @@ def start_service(env: dict[str, str]) -> tuple[Child, str, str]:
     port = free_port()
     child = Child([str(BIN / "judge-service"), "serve", "--port", str(port)], env=env)
     url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/healthz", child.proc)
+    try:
+        wait_http(f"{url}/healthz", child.proc, timeout=180)  # a loaded machine starts slowly
+    except BaseException:
+        child.stop()  # never left running when it did not come up
+        raise
     return child, url, key
 
 
@@ -113,7 +117,7 @@ def start_worker(env: dict[str, str], concurrency: int = 2, pool: str | None = N
         [str(BIN / "judge-service"), "worker", "--concurrency", str(concurrency), *pool_args],
         env=env,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a loaded machine starts slowly
     while "ready." not in Path(child.log.name).read_text(errors="replace"):
         if time.monotonic() > deadline or child.proc.poll() is not None:
             raise RuntimeError("worker did not start")

@@ -46,7 +46,7 @@ import pydantic_core
 from rich.console import Console
 from rich.table import Table
 
-from bench.common import Child, fake_judge_server, service_env, start_service, start_worker
+from bench.common import Child, cli, fake_judge_server, service_env, start_service, start_worker
 from bench.judge_overhead import SCHEMA, pg_database
 from judge_service.llm import ModelClient
 
@@ -221,6 +221,8 @@ def through_service(
         {"name": f"openai/bench-judge-{j}", "api_base": api_base, "api_key": "sk-bench"}
         for j in range(panel)
     ]
+    if workers:  # the schema first: a worker's heartbeats go to the database from its start
+        cli("db", "upgrade", env=env)
     children = [start_worker(env, concurrency=workers)] if workers else []
     server, url, key = start_service(env)
     children.append(server)
@@ -241,6 +243,9 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1, help="best of N rounds per row")
     parser.add_argument("--skip-celery", action="store_true")
+    parser.add_argument(
+        "--only", action="append", default=[], help="rows whose name holds this (the floor stays)"
+    )
     args = parser.parse_args()
     n = args.calls
     # The heap imported so far (litellm's tables) out of the collector's reach, as the service
@@ -266,52 +271,70 @@ def main() -> None:
             JS_JUDGE_CONCURRENCY=str(IN_FLIGHT // workers),
         )
 
-    measures: list[Callable[[], Row]] = [
-        lambda: in_process("bare aiohttp POST (the floor)", n, lambda: bare_aiohttp(api_base)),
-        lambda: in_process("bare httpx POST", n, lambda: bare_httpx(api_base)),
-        lambda: in_process("openai SDK", n, lambda: openai_sdk(api_base)),
-        lambda: in_process("litellm.acompletion", n, lambda: litellm_call(api_base)),
-        lambda: in_process("ModelClient, lean", n, lambda: model_client(api_base, "lean")),
-        lambda: in_process("ModelClient, litellm", n, lambda: model_client(api_base, "litellm")),
-        lambda: through_service("service embedded, lean", embedded("lean"), api_base, n),
-        lambda: through_service("service embedded, litellm", embedded("litellm"), api_base, n),
+    floor = "bare aiohttp POST (the floor)"
+    measures: list[tuple[str, Callable[[str], Row]]] = [
+        (floor, lambda name: in_process(name, n, lambda: bare_aiohttp(api_base))),
+        ("bare httpx POST", lambda name: in_process(name, n, lambda: bare_httpx(api_base))),
+        ("openai SDK", lambda name: in_process(name, n, lambda: openai_sdk(api_base))),
+        ("litellm.acompletion", lambda name: in_process(name, n, lambda: litellm_call(api_base))),
+        (
+            "ModelClient, lean",
+            lambda name: in_process(name, n, lambda: model_client(api_base, "lean")),
+        ),
+        (
+            "ModelClient, litellm",
+            lambda name: in_process(name, n, lambda: model_client(api_base, "litellm")),
+        ),
+        (
+            "service embedded, lean",
+            lambda name: through_service(name, embedded("lean"), api_base, n),
+        ),
+        (
+            "service embedded, litellm",
+            lambda name: through_service(name, embedded("litellm"), api_base, n),
+        ),
     ]
     if not args.skip_celery:
         for workers in (1, 2):
             measures.append(
-                lambda w=workers: through_service(
-                    f"service, Celery, {w} worker process{'es' if w > 1 else ''}, lean",
-                    celery(w),
-                    api_base,
-                    n,
-                    workers=w,
+                (
+                    f"service, Celery, {workers} worker process{'es' if workers > 1 else ''}, lean",
+                    lambda name, w=workers: through_service(
+                        name, celery(w), api_base, n, workers=w
+                    ),
                 )
             )
     measures.append(
-        lambda: through_service(
+        (
             "service embedded, lean, 3-judge panel + default detectors",
-            _with_detectors(embedded("lean")),
-            api_base,
-            n,
-            panel=3,
+            lambda name: through_service(
+                name, _with_detectors(embedded("lean")), api_base, n, panel=3
+            ),
         )
     )
+    chosen = [
+        (name, measure)
+        for name, measure in measures
+        if name == floor or not args.only or any(part in name for part in args.only)
+    ]
     best: dict[str, Row] = {}
     try:
         for _ in range(args.rounds):
-            for measure in measures:
-                row = measure()
+            for name, measure in chosen:
+                row = measure(name)
+                print(f"{row[0]}: {row[1]} calls, {row[1] / row[2]:,.0f} calls/s, "
+                      f"{1000 * row[3] / row[1]:.2f} ms CPU per call", flush=True)  # fmt: skip
                 old = best.get(row[0])
                 if old is None or row[1] / row[2] > old[1] / old[2]:
                     best[row[0]] = row
     finally:
         fake.stop()
-    floor = best["bare aiohttp POST (the floor)"]
+    floor_row = best[floor]
     table = Table("path", "calls", "calls/s", "x aiohttp", "CPU ms per call")
     for name, calls, seconds, cpu in best.values():
         rate = calls / seconds
         table.add_row(
-            name, str(calls), f"{rate:,.0f}", f"{rate / (floor[1] / floor[2]):.2f}",
+            name, str(calls), f"{rate:,.0f}", f"{rate / (floor_row[1] / floor_row[2]):.2f}",
             f"{1000 * cpu / calls:.2f}",
         )  # fmt: skip
     bound = IN_FLIGHT / (args.latency_ms / 1000)

@@ -194,10 +194,10 @@ class ModelClient:
             request.update({k: v for k, v in explicit.items() if v})
         usage = CallUsage()
         history = list(messages)
+        limit = self._limit(model, concurrency)
         for attempt in range(2):  # the first answer, then one re-ask
-            self._limit(model, concurrency)
             text, spent = await self._call(
-                model, lean, request, history, timeout, deadline, usage, free
+                model, limit, lean, request, history, timeout, deadline, usage, free
             )
             usage += spent
             try:
@@ -218,6 +218,7 @@ class ModelClient:
     async def _call(
         self,
         model: str,
+        limit: asyncio.Semaphore,
         lean: Endpoint | None,
         request: dict[str, Any],
         messages: Messages,
@@ -231,8 +232,11 @@ class ModelClient:
         timeouts = 0
         for attempt in range(self.max_retries + 1):
             try:
-                async with asyncio.timeout(_left(None, deadline, model, usage)):
-                    await self._limit(model).acquire()  # queueing counts against the deadline
+                if limit.locked():  # queueing counts against the deadline
+                    async with asyncio.timeout(_left(None, deadline, model, usage)):
+                        await limit.acquire()
+                else:  # a free slot: taken at once, no timer to arm and cancel
+                    await limit.acquire()
                 try:
                     left = _left(timeout, deadline, model, usage)
                     async with asyncio.timeout(left):
@@ -244,7 +248,7 @@ class ModelClient:
                         )
                         return _text(response), _usage(response, free)
                 finally:
-                    self._limit(model).release()
+                    limit.release()
             except ModelTimeout:
                 raise
             except Exception as exc:

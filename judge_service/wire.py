@@ -228,6 +228,8 @@ class OpenRLHFResponse(BaseModel):
     rewards: list[float]
     scores: list[float]
     extra_logs: dict[str, list[Any]]
+    #: As in ``RewardResponse``: e.g. the judges cannot score the batch before its deadline.
+    warnings: list[str] = Field(default_factory=list)
 
 
 #: A project name (a short slug), or ``*``: every project (admin keys only).

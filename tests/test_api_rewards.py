@@ -314,6 +314,19 @@ def test_a_batch_too_big_for_the_local_judge_says_so(sqlite_url, fake_openai):
         assert f"~{rate:.2g} samples/s" in warning and "30 samples" in warning
         assert "timeout_s=5" in warning
         assert fake_openai.requests["smollm2"] == 30  # the fake is fast: all scored anyway
+        batch_id = slow.json()["batch_id"]
+        polled = client.get(f"/v1/rewards/{batch_id}", headers=headers)
+        assert polled.status_code == 200 and polled.json()["warnings"] == [warning]
+        queued = client.post(
+            "/v1/rewards", json={"samples": many, "timeout_s": 5, "wait": False}, headers=headers
+        )
+        assert queued.status_code == 202 and queued.json()["warnings"] == [warning]
+        openrlhf = client.post(
+            "/get_reward", json={"query": [f"2+2? {i}" for i in range(30)]}, headers=headers
+        )
+        assert openrlhf.status_code == 200, openrlhf.text
+        (rlhf_warning,) = openrlhf.json()["warnings"]
+        assert "30 samples" in rlhf_warning
         fits = client.post("/v1/rewards", json={"samples": many[:2]}, headers=headers)
         assert fits.status_code == 200 and fits.json()["warnings"] == []
         other = post(client, headers, samples=many, timeout_s=5)  # no local judge: no warning

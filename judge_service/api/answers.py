@@ -105,6 +105,7 @@ def done_response(
     step: int | None,
     outcomes: list[Outcome],
     group_ids: list[str | None],
+    warnings: list[str] | None = None,
 ) -> DoneAnswer:
     """A done batch's answer from its stored outcomes, in sample order (every answer
     is a read-back of the batch, so a POST and a later GET give the same bytes)."""
@@ -117,4 +118,5 @@ def done_response(
         results=outcomes,
         groups=_groups(outcomes, group_ids),
         usage=_usage(outcomes),
+        warnings=warnings or [],
     )

@@ -220,6 +220,7 @@ def read_batch(
             run_id=batch.run_id,
             step=batch.step,
             progress=wire.Progress(scored=scored, total=batch.n_samples),
+            warnings=batch.plan.get("warnings") or [],
         )
     samples = batches.sample_keys(session=session, batch_id=batch_id)
     outcomes = load_outcomes(
@@ -232,4 +233,5 @@ def read_batch(
         step=batch.step,
         outcomes=[o for _, o in outcomes],
         group_ids=[s.group_id for s in samples],
+        warnings=batch.plan.get("warnings") or [],
     )

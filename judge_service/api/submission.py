@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from judge_service import metrics, wire
 from judge_service.api import batching
 from judge_service.api.answers import DoneAnswer
+from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.errors import Unavailable
 from judge_service.projects import Scope
 from judge_service.storage import batches
@@ -74,6 +75,9 @@ async def submit_and_wait(
     batching.check_batch_size(body, settings=settings)
     batching.check_unique_ids(body)
     plan = await _resolve_plan(body, state=state, project=scope.home)
+    warnings = local_judge_warnings(body, settings=settings)
+    if warnings:  # stored with the batch: every answer of it (POST, polls, any replica) says so
+        plan = {**plan, "warnings": warnings}
 
     def store() -> tuple[str, datetime, bool]:
         with session_scope(url) as session:

@@ -8,7 +8,6 @@ only if its sample has none.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.review import list_known_hacks
 from judge_service.storage.types import utcnow
+from judge_service.worker.loops import run_on_thread_loop
 from judge_service.worker.result_writer import ResultWriter
 from judge_service.worker.review_enqueue import enqueue_review
 
@@ -177,7 +177,7 @@ def known_hacks_for(work: BatchWork, settings: Settings) -> list[str]:
 
 def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:
     """Score a batch on a fresh event loop of this thread (Celery, embedded executor)."""
-    done = asyncio.run(
+    done = run_on_thread_loop(
         score_work(
             work,
             settings=settings,

@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 import jinja2
+import pydantic_core
 
 from judge_service.domain import Rubric, Sample
 
@@ -138,7 +139,7 @@ def group_schema(
 #: judges of a panel that share a template ask about a sample with the same prompt, so it
 #: is rendered once per sample, not once per judge (Jinja is most of a render's cost).
 #: The rubric is held, so its id cannot be reused while the entry exists.
-_RENDERED: dict[tuple[str, str, int], tuple[Rubric | None, list[dict[str, str]]]] = {}
+_RENDERED: dict[tuple[str, bytes, int], tuple[Rubric | None, list[dict[str, str]]]] = {}
 _RENDERED_MAX = 4096
 
 
@@ -149,7 +150,9 @@ def render(
 
     Each call gets its own message dicts (a client may add to them); the text is made
     once per template, fields and rubric."""
-    blob = json.dumps(fields, sort_keys=True)
+    # pydantic-core (Rust) rather than json.dumps: once per sample; the judge builds its
+    # fields in one fixed order, so the same content gives the same bytes
+    blob = pydantic_core.to_json(fields)
     key = (template, blob, id(rubric))
     cached = _RENDERED.get(key)
     if cached is None or cached[0] is not rubric:
@@ -160,18 +163,28 @@ def render(
 
 
 def _render(
-    template: str, fields: dict[str, Any], blob: str, rubric: Rubric | None
+    template: str, fields: dict[str, Any], blob: bytes, rubric: Rubric | None
 ) -> list[dict[str, str]]:
-    digest = hmac.new(_KEY, blob.encode(), "sha256")
+    digest = hmac.new(_KEY, blob, "sha256")
     boundary = f"DATA-{digest.hexdigest()[:20]}"
 
     def fence(label: str, text: str) -> str:
         return f"<<<{boundary} BEGIN {label}>>>\n{neutralise(text)}\n<<<{boundary} END {label}>>>"
 
-    env = _templates()
-    # The system message stays the same for every sample, so servers can reuse its cached prefix.
-    system = env.get_template("judge_system.jinja").render()
-    user = f"Fence code: {boundary}\n\n" + env.get_template(template).render(
+    user = f"Fence code: {boundary}\n\n" + _template(template).render(
         fence=fence, rubric=rubric, **fields
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": _system()}, {"role": "user", "content": user}]
+
+
+@cache
+def _template(name: str) -> jinja2.Template:
+    """A compiled template (templates ship with the package and never change at run time)."""
+    return _templates().get_template(name)
+
+
+@cache
+def _system() -> str:
+    """The system message: the same for every sample (so servers can reuse its cached
+    prefix), rendered once per process."""
+    return _template("judge_system.jinja").render()

@@ -84,4 +84,5 @@ async def get_reward(
                 r.raw_reward if r.raw_reward is not None else 0.0 for r in answer.results
             ],
         },
+        warnings=answer.warnings,
     )

@@ -12,7 +12,6 @@ from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import AnyKey, ScopeDep, TrainerKey
 from judge_service.api.error_docs import errors
-from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
 from judge_service.api.worker_gate import WorkerAlive
 
@@ -44,7 +43,6 @@ async def create_rewards(
 ):
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
     answer = await submit_and_wait(body, state=request.app.state, key=key, scope=scope)
-    answer.warnings = local_judge_warnings(body, settings=request.app.state.settings)
     return _answer(answer, compact=body.detail == "compact")
 
 
