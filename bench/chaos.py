@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests import chaos_support as chaos  # noqa: E402
+from tests import chaos_support as chaos
 
 SCENARIOS = {
     "redis": chaos.redis_restart_with_a_batch_in_flight,
