@@ -176,7 +176,7 @@ def worker(
     tune_garbage_collector()  # before the fork: the children share the frozen heap
     if metrics_port:
         _serve_worker_metrics(metrics_port, processes=pool == "prefork")
-    make_worker(settings).worker_main(
+    make_worker(settings, pool=pool, concurrency=concurrency).worker_main(
         [
             "worker",
             f"--loglevel={settings.log_level}",

@@ -15,6 +15,7 @@
     │   ├── UnknownAggregator (422 unknown_aggregator)
     │   └── UnknownRubric (422 unknown_rubric)
     └── Unavailable (503 unavailable)               database or broker down
+        └── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
 
 One handler in the API turns any of them into
 ``{"error": {"code", "message", "detail"}}``. Imports nothing of the package.
@@ -30,6 +31,8 @@ class JudgeServiceError(Exception):
 
     status_code = 500
     code = "internal_error"
+    #: Extra response headers (``Retry-After`` on a 503 the client should retry).
+    headers: dict[str, str] | None = None
 
     def __init__(self, message: str, *, detail: Any = None) -> None:
         super().__init__(message)
@@ -102,3 +105,13 @@ class UnknownRubric(ValidationFailed):
 class Unavailable(JudgeServiceError):
     status_code = 503
     code = "unavailable"
+
+
+class NoWorker(Unavailable):
+    """No worker is alive to do the work: the client should come back after ``retry_after_s``."""
+
+    code = "no_worker"
+
+    def __init__(self, message: str, *, retry_after_s: int, detail: Any = None) -> None:
+        super().__init__(message, detail=detail)
+        self.headers = {"Retry-After": str(retry_after_s)}

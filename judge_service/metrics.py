@@ -22,3 +22,12 @@ BATCH_SECONDS = Histogram(
     "Time a worker spent scoring a batch.",
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600),
 )
+BATCHES_REDISPATCHED = Counter(
+    "judge_service_batches_redispatched_total",
+    "Batch tasks re-sent by a worker's sweeper (lapsed lease, or a message the broker lost).",
+)
+MESSAGES_DROPPED = Counter(
+    "judge_service_messages_dropped_total",
+    "Score messages acknowledged without scoring, by reason (done, leased, missing).",
+    ["reason"],
+)

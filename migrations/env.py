@@ -5,7 +5,11 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from judge_service.storage import forge_tables, review_tables  # noqa: F401  (their tables join Base.metadata)
+from judge_service.storage import (  # noqa: F401  (their tables join Base.metadata)
+    forge_tables,
+    review_tables,
+    worker_tables,
+)
 from judge_service.storage.tables import Base
 
 config = context.config

@@ -62,7 +62,8 @@ def test_embedded_server(tmp_path: Path):
     server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
     try:
         ready = httpx.get(f"{server.url}/readyz").json()
-        assert ready["checks"] == {"database": "ok", "queue": "ok"}
+        assert ready["checks"] == {"database": "ok", "queue": "ok", "workers": "ok"}
+        assert [w["id"] for w in ready["workers"]] == ["embedded"]
         _score_scenario(server.url, key)
     finally:
         server.kill()
@@ -147,9 +148,10 @@ def test_a_two_process_worker_scores_every_sample_exactly_once(
     tmp_path: Path, celery_env: dict[str, str]
 ):
     """``worker --concurrency 2 --pool prefork``: two processes score three batches at once,
-    and the first batch's task is delivered twice (as after a redelivery), so both processes
-    score it side by side; every sample still ends with exactly one result. The worker's
-    ``--metrics-port`` counts what its processes scored (the parent scores nothing)."""
+    and the first batch's task is delivered twice (as after a redelivery): the second delivery
+    is dropped (the batch is leased or done), and every sample ends with exactly one result.
+    The worker's ``--metrics-port`` counts what its processes scored (the parent scores
+    nothing)."""
     from judge_service.settings import get_settings
     from judge_service.worker.dispatch import CeleryDispatcher
     from tests.helpers import free_port

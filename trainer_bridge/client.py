@@ -272,14 +272,18 @@ class AsyncRewardClient:
                     raise _service_error(response)
                 problem: Exception = _service_error(response)
                 wait_hint = _retry_after(response)
+                # A 503 with Retry-After (no worker alive yet, say) is the service asking to
+                # come back later: retried until the deadline, not counted against ``retries``.
+                asked_back = response.status_code == 503 and wait_hint is not None
             except httpx.TransportError as exc:
-                problem, wait_hint = exc, None
-            attempt += 1
+                problem, wait_hint, asked_back = exc, None, False
+            attempt += 0 if asked_back else 1
             if attempt > self.retries:
                 if isinstance(problem, RewardServiceError):
                     raise problem
                 raise RewardConnectionError(f"{self.base_url}: {problem!r}") from problem
-            pause = wait_hint or self.backoff_s * 2 ** (attempt - 1) * (1 + random.random() / 2)
+            jitter = 1 + random.random() / 2  # clients sent back together come back apart
+            pause = (wait_hint or self.backoff_s * 2 ** max(0, attempt - 1)) * jitter
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
 
     async def _poll(

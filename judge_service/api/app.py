@@ -65,7 +65,7 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> JS
 
 
 async def _service_error(request: Request, exc: JudgeServiceError) -> JSONResponse:
-    return JSONResponse(exc.to_json(), status_code=exc.status_code)
+    return JSONResponse(exc.to_json(), status_code=exc.status_code, headers=exc.headers)
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -35,6 +35,11 @@ class BatchRow(Base):
     request_hash: Mapped[str] = mapped_column(String(64))
     api_key_id: Mapped[str | None] = mapped_column(String(32))
     n_samples: Mapped[int] = mapped_column(Integer)
+    # The lease: which worker process scores the batch, until when (``storage.leases``).
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: When the sweeper last re-sent its task (None: only the API sent it, at created_at).
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     samples: Mapped[list[SampleRow]] = relationship(
         back_populates="batch", order_by="SampleRow.position"

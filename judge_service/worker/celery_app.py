@@ -1,10 +1,14 @@
-"""The Celery app on Redis: late acknowledgement, one task at a time per slot.
+"""The Celery app on Redis: leases first, late acknowledgement second, one batch per process.
 
-A worker killed mid-batch never acknowledged its message, so the broker hands
-it to another worker after the visibility timeout; the task then scores only
-what is still unscored. A Redis restart does not stop a worker: it reconnects
-with backoff, forever, and keeps scoring the batches it holds (the transport of
-``broker_transport.py`` is what keeps it alive; its docstring has the cause).
+Who scores a batch is in the database: a worker process leases the batch before
+scoring it and renews the lease by heartbeat (``worker.lease``, ``worker.liveness``).
+A batch of a killed worker is re-sent by the sweepers once its lease lapses, within
+seconds. Late acknowledgement stays the second line of defence: the broker hands an
+unacknowledged message back after the visibility timeout, and the task then drops it
+(the batch is done or leased) or scores what is still unscored.
+A Redis restart does not stop a worker: it reconnects with backoff, forever, and
+keeps scoring the batches it holds (the transport of ``broker_transport.py`` is
+what keeps it alive; its docstring has the cause).
 """
 
 from __future__ import annotations
@@ -59,26 +63,42 @@ def make_celery(settings: Settings) -> Celery:
     return app
 
 
-def make_worker(settings: Settings) -> Celery:
+def send_score(app: Celery, batch_id: str) -> None:
+    """Send the score task of a stored batch (the API's dispatcher, and the sweepers)."""
+    app.send_task(SCORE_TASK, args=[batch_id], retry=True)
+
+
+def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int = 1) -> Celery:
     """The Celery app with the scoring, mining and forge tasks (what ``judge-service worker`` runs).
 
     The tasks are imported here, not at the top: the API sends them by name and
     never loads the pipeline."""
-    from celery.signals import worker_process_init
-
-    from judge_service.storage.db import forget_engines_after_fork
     from judge_service.worker.forge_task import run_forge
+    from judge_service.worker.lease import score_leased
     from judge_service.worker.mining_task import mine_rubric
+    from judge_service.worker.process import connect_worker_process
     from judge_service.worker.tasks import score_batch
 
     app = make_celery(settings)
-    # prefork: each child process opens its own database connections
-    worker_process_init.connect(lambda **_: forget_engines_after_fork(), weak=False)
+    # Prefetch: a process fetches only when it has a free slot (Redis; with the multiplier
+    # of 1 a worker holds at most one unacknowledged message per process anyway).
+    app.conf.worker_disable_prefetch = True
+    # prefork: one batch per process; threads: ``concurrency`` per process
+    process = connect_worker_process(
+        settings,
+        send=lambda batch_id: send_score(app, batch_id),
+        slots=concurrency if pool == "threads" else 1,
+        per_child=pool == "prefork",
+    )
     registry = Registry()
 
     @app.task(name=SCORE_TASK)
     def score_batch_task(batch_id: str) -> str:
-        return score_batch(batch_id, settings=settings, registry=registry)
+        return score_leased(
+            batch_id,
+            process.leases(),
+            lambda batch: score_batch(batch, settings=settings, registry=registry),
+        )
 
     @app.task(name=MINE_TASK)
     def mine_rubric_task(job_id: str) -> str:

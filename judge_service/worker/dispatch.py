@@ -7,14 +7,17 @@ Celery when a broker is set, else the in-process executor. Both meet the one
 from __future__ import annotations
 
 import asyncio
+import time
+from datetime import datetime
 from typing import Protocol
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.storage import batches
+from judge_service.storage import batches, workers
 from judge_service.storage.db import session_scope
-from judge_service.worker.celery_app import make_celery
-from judge_service.worker.task_names import SCORE_TASK
+from judge_service.storage.types import utcnow
+from judge_service.storage.workers import WorkerSeen
+from judge_service.worker.celery_app import make_celery, send_score
 
 #: Polling a Celery batch: first after this long, then 1.5 times longer each time, up to
 #: ``POLL_MAX_S`` (a batch on Celery takes far longer than this; an answer waits at most
@@ -40,8 +43,30 @@ class Dispatcher(Protocol):
     def ready(self) -> bool:
         """Whether submitted work would reach a worker now (readiness)."""
 
+    async def available(self) -> bool:
+        """Whether a worker would do work submitted now: False when no worker heartbeat is
+        newer than ``JS_WORKER_GRACE_S`` (the routes that dispatch then answer 503)."""
+
+    def workers(self) -> list[WorkerSeen]:
+        """The workers alive now, from their heartbeats (``/readyz``)."""
+
     def close(self) -> None:
         """Stop taking work; what is unfinished stays stored for the next start."""
+
+
+#: How long the API trusts the newest worker heartbeat it read (one read a second at most,
+#: not one per request; the grace it is compared with is tens of seconds).
+BEAT_CACHE_S = 1.0
+
+
+def newest_beat(database_url: str) -> datetime | None:
+    with session_scope(database_url) as session:
+        return workers.newest_beat(session=session)
+
+
+def live_workers(database_url: str, within_s: float) -> list[WorkerSeen]:
+    with session_scope(database_url) as session:
+        return workers.live(session=session, within_s=within_s)
 
 
 def batch_done(database_url: str, batch_id: str) -> bool:
@@ -63,12 +88,13 @@ class CeleryDispatcher:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.app = make_celery(settings)
+        self._beat: tuple[float, datetime | None] = (-BEAT_CACHE_S, None)  # (read at, newest)
 
     def start(self) -> None:
-        """Nothing to resume here: unacknowledged tasks go back to the broker (late ack)."""
+        """Nothing to resume here: the workers' sweepers re-send what no worker holds."""
 
     def submit(self, batch_id: str) -> None:
-        self.app.send_task(SCORE_TASK, args=[batch_id], retry=True)
+        send_score(self.app, batch_id)
 
     def submit_task(self, name: str, *args: str) -> None:
         self.app.send_task(name, args=list(args), retry=True)
@@ -93,6 +119,19 @@ class CeleryDispatcher:
         except Exception:  # readiness reports any broker failure as "not ready"
             return False
         return True
+
+    async def available(self) -> bool:
+        read_at, newest = self._beat
+        if time.monotonic() - read_at >= BEAT_CACHE_S:
+            newest = await asyncio.to_thread(newest_beat, self.settings.database_url)
+            self._beat = (time.monotonic(), newest)
+        if newest is None:
+            return False
+        return (utcnow() - newest).total_seconds() <= self.settings.worker_grace_s
+
+    def workers(self) -> list[WorkerSeen]:
+        """Workers with a heartbeat within one lease (an older one's leases have lapsed)."""
+        return live_workers(self.settings.database_url, self.settings.lease_s)
 
     def close(self) -> None:
         self.app.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,6 +13,8 @@ from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import batches, forge, mining
 from judge_service.storage.db import session_scope
+from judge_service.storage.types import utcnow
+from judge_service.storage.workers import WorkerSeen
 from judge_service.worker.dispatch import batch_done
 from judge_service.worker.forge_task import run_forge
 from judge_service.worker.mining_task import mine_rubric
@@ -32,6 +36,8 @@ class InProcessDispatcher:
         )
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
         self._lock = threading.Lock()
+        self._started_at = utcnow()
+        self._running = 0  # batches on the pool now
 
     def start(self) -> None:
         resumed = self.resume_unfinished()
@@ -72,6 +78,8 @@ class InProcessDispatcher:
                     self._waiters.pop(batch_id, None)
 
     def _run(self, batch_id: str) -> str:
+        with self._lock:
+            self._running += 1
         try:
             return score_batch(
                 batch_id, settings=self.settings, registry=self.registry, on_done=self._mark_done
@@ -79,6 +87,9 @@ class InProcessDispatcher:
         except Exception:
             log.exception("batch %s failed in the embedded executor", batch_id)
             raise
+        finally:
+            with self._lock:
+                self._running -= 1
 
     def submit(self, batch_id: str) -> None:
         self.pool.submit(self._run, batch_id)
@@ -109,6 +120,17 @@ class InProcessDispatcher:
 
     def ready(self) -> bool:
         return True
+
+    async def available(self) -> bool:
+        """The executor lives in this process: alive as long as the API answers."""
+        return True
+
+    def workers(self) -> list[WorkerSeen]:
+        """This process, the one worker there is."""
+        me = WorkerSeen(
+            "embedded", socket.gethostname(), os.getpid(), self._started_at, utcnow(), self._running
+        )
+        return [me]
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from judge_service import wire_forge
 from judge_service.api.deps import AnyKey, ReviewerKey, SessionDep
 from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import NotFound, Unavailable, ValidationFailed
 from judge_service.forge.documents import parse_documents
 from judge_service.forge.inputs import ForgeInputError
@@ -139,7 +140,9 @@ async def _upload(request: Request, parse: Any) -> str:
     responses=ERRORS,
     openapi_extra=UPLOAD_BODY,
 )
-async def forge_traces(request: Request, session: SessionDep, key: ReviewerKey):
+async def forge_traces(
+    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive
+):
     """Queue a JSONL file of traces ``{"id", "messages", "tools"?, "metadata"?}``: candidate
     tasks, near duplicates merged, families, failed-looking traces mined for rubric items.
     Options: ``rubric``, ``miner``, ``max_items``."""
@@ -155,7 +158,9 @@ async def forge_traces(request: Request, session: SessionDep, key: ReviewerKey):
     responses=ERRORS,
     openapi_extra=UPLOAD_BODY,
 )
-async def forge_documents(request: Request, session: SessionDep, key: ReviewerKey):
+async def forge_documents(
+    request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive
+):
     """Queue a JSONL file of documents ``{"id", "text"}`` for grounded task synthesis.
     Options: ``generator``, ``verifiers`` (repeat or comma-separate), ``solver``,
     ``samples_per_task``, ``max_tasks``, ``min_pass``, ``max_pass``, ``chunk_chars``."""

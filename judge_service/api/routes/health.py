@@ -1,6 +1,8 @@
-"""Open health endpoints: liveness, and readiness of the database and the broker."""
+"""Open health endpoints: liveness, and readiness of the database, the broker and the workers."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -10,6 +12,8 @@ from starlette.concurrency import run_in_threadpool
 
 from judge_service.api.deps import AnyKey
 from judge_service.storage.db import get_engine, schema_is_current
+from judge_service.storage.types import utcnow
+from judge_service.worker.dispatch import Dispatcher
 
 router = APIRouter(tags=["health"])
 
@@ -43,16 +47,49 @@ async def prometheus_metrics(key: AnyKey) -> PlainTextResponse:
     return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
+def _workers(dispatcher: Dispatcher) -> list[dict[str, Any]]:
+    """The live workers from their heartbeats; empty when they can't be read."""
+    try:
+        seen = dispatcher.workers()
+    except Exception:  # the database check above says why
+        return []
+    now = utcnow()
+    return [
+        {
+            "id": worker.id,
+            "hostname": worker.hostname,
+            "pid": worker.pid,
+            "busy": worker.busy,
+            "seen_s_ago": round(max(0.0, (now - worker.seen_at).total_seconds()), 1),
+            "up_s": round(max(0.0, (now - worker.started_at).total_seconds())),
+        }
+        for worker in seen
+    ]
+
+
+async def _workers_check(state: Any) -> str:
+    try:
+        if await state.dispatcher.available():
+            return "ok"
+    except Exception as exc:  # readiness reports the failure instead of raising it
+        return f"unknown: {type(exc).__name__}"
+    return f"no worker heartbeat in the last {state.settings.worker_grace_s:g} s"
+
+
 @router.get("/readyz")
 async def readyz(request: Request) -> JSONResponse:
-    """Ready when the database answers at the newest schema and the broker is reachable."""
+    """Ready when the database answers at the newest schema, the broker is reachable and
+    a worker has sent a heartbeat within ``JS_WORKER_GRACE_S``; lists the live workers."""
     state = request.app.state
     checks = {
         "database": await run_in_threadpool(_database_ready, state.settings.database_url),
         "queue": "ok" if await run_in_threadpool(state.dispatcher.ready) else "unreachable",
+        "workers": await _workers_check(state),
     }
     ready = all(value == "ok" for value in checks.values())
-    return JSONResponse(
-        {"status": "ready" if ready else "not ready", "checks": checks},
-        status_code=200 if ready else 503,
-    )
+    body = {
+        "status": "ready" if ready else "not ready",
+        "checks": checks,
+        "workers": await run_in_threadpool(_workers, state.dispatcher),
+    }
+    return JSONResponse(body, status_code=200 if ready else 503)

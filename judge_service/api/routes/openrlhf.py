@@ -16,6 +16,7 @@ from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import TrainerKey
 from judge_service.api.routes.rewards import ERRORS
 from judge_service.api.submission import submit_and_wait
+from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import ValidationFailed
 
 router = APIRouter(tags=["openrlhf"], route_class=ParsedBodyRoute)
@@ -33,6 +34,7 @@ async def get_reward(
     body: wire.OpenRLHFRequest,
     request: Request,
     key: TrainerKey,
+    _alive: WorkerAlive,
     judges: Annotated[str | None, Query(description="Comma-separated judge specs")] = None,
     rubric: Annotated[str | None, Query()] = None,
     run_id: Annotated[str | None, Query()] = None,

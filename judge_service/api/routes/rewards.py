@@ -13,6 +13,7 @@ from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import AnyKey, TrainerKey
 from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.api.submission import Answer, read, settle, submit_and_wait
+from judge_service.api.worker_gate import WorkerAlive
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 
@@ -34,7 +35,9 @@ def _answer(response: Answer, *, compact: bool) -> Response:
     response_model=wire.RewardResponse,
     responses={202: {"model": wire.RewardResponse}, **ERRORS},
 )
-async def create_rewards(body: wire.RewardRequest, request: Request, key: TrainerKey):
+async def create_rewards(
+    body: wire.RewardRequest, request: Request, key: TrainerKey, _alive: WorkerAlive
+):
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
     answer = await submit_and_wait(body, state=request.app.state, key=key)
     answer.warnings = local_judge_warnings(body, settings=request.app.state.settings)

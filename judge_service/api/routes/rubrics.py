@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from judge_service import wire, wire_review
 from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, SessionDep
 from judge_service.api.routes.rewards import ERRORS
+from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import Conflict, NotFound, Unavailable, ValidationFailed
 from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.storage import audit, mining, rubrics
@@ -148,6 +149,7 @@ def mine_rubric(
     request: Request,
     session: SessionDep,
     key: ReviewerKey,
+    _alive: WorkerAlive,
 ):
     """Queue mining of a run for new items of this rubric; they land in the review queue."""
     _active(session, name)

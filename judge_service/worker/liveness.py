@@ -1,0 +1,134 @@
+"""A worker process's two background threads: the heartbeat and the sweeper.
+
+**Heartbeat** (every ``JS_LEASE_S`` / 4): upsert the process's ``workers`` row and
+renew its leases, so a lease survives three missed beats and lapses ``JS_LEASE_S``
+after the process dies.
+
+**Sweeper** (same cadence): re-send the task of every batch that no worker holds and
+whose task went out more than ``JS_LEASE_S`` ago; mask a batch that is past its
+deadline instead. That is how a batch of a killed worker, and one whose message a
+restarted broker lost, is scored within seconds rather than after the visibility
+timeout (or never).
+
+Why every worker process sweeps, and not the API: the workers are what must be alive
+for a re-sent task to be run, they exist whenever scoring can happen at all, and a
+worker starting after a broker restart finds the lost batches at once; API replicas
+may be up while no worker is (then re-sending is pointless). Guards against a storm of
+duplicate messages:
+
+- a process sweeps only after it has had a free slot for ``JS_LEASE_S`` / 2. Prefetch
+  is one message per process, so a queued message reaches a free process within
+  milliseconds: a free process that waited that long proves the queue holds nothing
+  for it, and a busy fleet (a long queue) re-sends nothing;
+- the re-send is claimed by a conditional UPDATE of ``dispatched_at``: one sweeper
+  per batch per ``JS_LEASE_S``, however many processes sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from judge_service import metrics
+from judge_service.settings import Settings
+from judge_service.storage import leases, workers
+from judge_service.storage.db import session_scope
+from judge_service.storage.expiry import expire_batch
+from judge_service.storage.types import utcnow
+from judge_service.worker.lease import Leases
+
+log = logging.getLogger(__name__)
+
+#: Rows of workers gone this long are deleted (each process start adds one).
+FORGET_WORKERS_S = 24 * 3600
+
+
+class Liveness:
+    """Heartbeat and sweeper threads of one worker process; ``send(batch_id)`` re-sends
+    a batch's score task."""
+
+    def __init__(self, settings: Settings, holder: Leases, send: Callable[[str], None]) -> None:
+        self.settings = settings
+        self.holder = holder
+        self.send = send
+        self.interval_s = settings.lease_s / 4
+        self._stop = threading.Event()
+        self._beaten = False
+        self._threads = [
+            threading.Thread(
+                target=self._loop, args=(self.beat,), name="js-heartbeat", daemon=True
+            ),
+            threading.Thread(target=self._loop, args=(self.sweep,), name="js-sweeper", daemon=True),
+        ]
+
+    def start(self) -> None:
+        """Start both threads; the first beat is at once (the process is listed as live
+        before its first task), on the thread: a database outage must not stop a start."""
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        """Stop both threads and mark the process stopped (a clean shutdown)."""
+        self._stop.set()
+        for thread in self._threads:
+            if thread.is_alive() and thread is not threading.current_thread():
+                thread.join(timeout=5)
+        try:
+            with session_scope(self.settings.database_url) as session:
+                workers.stopped(session=session, worker_id=self.holder.owner)
+        except Exception:  # shutting down anyway; the row simply ages out
+            log.warning("could not mark worker %s stopped", self.holder.owner, exc_info=True)
+
+    def _loop(self, step: Callable[[], object]) -> None:
+        while True:
+            try:
+                step()
+            except Exception:  # a database or broker outage: try again next tick
+                log.warning("%s failed; retrying", step.__name__, exc_info=True)
+            if self._stop.wait(self.interval_s):
+                return
+
+    def beat(self) -> None:
+        """Upsert this process's heartbeat row and renew its leases."""
+        holder = self.holder
+        if not self._beaten:
+            with session_scope(self.settings.database_url) as session:
+                workers.forget_older_than(session=session, age_s=FORGET_WORKERS_S)
+            self._beaten = True
+        with session_scope(self.settings.database_url) as session:
+            workers.beat(
+                session=session,
+                worker_id=holder.owner,
+                hostname=holder.hostname,
+                pid=holder.pid,
+                busy=holder.busy,
+            )
+        holder.renew()
+
+    def sweep(self) -> int:
+        """Re-send (or expire) the batches nobody attends to; how many. Only when this
+        process has been idle for half a lease (see the module docstring)."""
+        if self.holder.idle_for() < self.settings.lease_s / 2:
+            return 0
+        url, quiet_s = self.settings.database_url, self.settings.lease_s
+        with session_scope(url) as session:
+            stale = leases.stale(session=session, quiet_s=quiet_s)
+        handled = 0
+        for batch in stale:
+            if utcnow() >= batch.deadline_at:
+                expire_batch(batch.id, database_url=url)  # masked as timeout, marked done
+                handled += 1
+                continue
+            with session_scope(url) as session:
+                claimed = leases.claim_redispatch(
+                    session=session, batch_id=batch.id, quiet_s=quiet_s
+                )
+            if claimed:
+                log.info(
+                    "re-dispatching batch %s (no live lease, its task went out long ago)", batch.id
+                )
+                self.send(batch.id)
+                metrics.BATCHES_REDISPATCHED.inc()
+                handled += 1
+        return handled
