@@ -15,14 +15,14 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import ready_settings
+from judge_service.cli_common import CommandLine, ready_settings
 from judge_service.cli_detectors import audit_command, detectors_app
 from judge_service.cli_forge import forge_app
 from judge_service.cli_report import report_command
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
 app.add_typer(db_app, name="db")
@@ -33,6 +33,15 @@ app.add_typer(rubrics_app, name="rubrics")
 app.command("report")(report_command)
 app.add_typer(forge_app, name="forge")
 log = logging.getLogger("judge_service")
+
+
+@app.callback()
+def _options(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print the traceback when a command fails.")
+    ] = False,
+) -> None:
+    app.verbose = verbose
 
 
 def _logging(level: str) -> None:
@@ -122,6 +131,7 @@ def serve(
     import uvicorn
 
     from judge_service.api.app import create_app
+    from judge_service.api.startup import DatabaseStartup
     from judge_service.storage.db import describe_url
 
     settings = get_settings()
@@ -135,9 +145,13 @@ def serve(
             param_hint="--workers",
         )
     log.info("database: %s", describe_url(settings.database_url))
-    if migrate if migrate is not None else settings.embedded:
+
+    def upgrade_now() -> None:
         for ref in _upgrade(settings.database_url):
             log.info("imported the shipped rubric %s", ref)
+
+    # a database that is down does not stop the server: the migration waits for it
+    run_migration = upgrade_now if (migrate if migrate is not None else settings.embedded) else None
     options = {
         "host": host,
         "port": port,
@@ -145,8 +159,10 @@ def serve(
         "access_log": settings.access_log,
     }
     if workers == 1:
-        uvicorn.run(create_app(settings), **options)
+        uvicorn.run(create_app(settings, migrate=run_migration), **options)
     else:  # each process builds its own app from the environment, as this one did
+        if run_migration is not None:  # once, here, not in every process
+            DatabaseStartup(settings.database_url, [("the migration", run_migration)]).run()
         uvicorn.run(
             "judge_service.api.app:app_from_environment", factory=True, workers=workers, **options
         )

@@ -2,9 +2,43 @@
 
 from __future__ import annotations
 
+import traceback
+from typing import Any
+
 import typer
 
 from judge_service.settings import Settings, get_settings
+
+#: The exit status of a command that could not reach its database.
+DATABASE_EXIT = 2
+
+
+class CommandLine(typer.Typer):
+    """The root ``judge-service`` app. Any command that fails because the database cannot be
+    reached prints one line (what failed, where, what to do) and exits 2, instead of pages
+    of traceback; ``judge-service -v …`` prints the traceback too. Other errors are bugs and
+    keep their traceback."""
+
+    verbose = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as exc:
+            from judge_service.storage.outage import explain, find_outage
+
+            outage = find_outage(exc)
+            if outage is None:
+                raise
+            if self.verbose:
+                traceback.print_exception(exc)
+            try:
+                line = explain(outage, get_settings().database_url)
+            except Exception:  # settings that do not load: say what is known
+                line = f"cannot reach the database ({outage.reason}): check JS_DATABASE_URL"
+            more = "" if self.verbose else " (`judge-service -v ...` shows the traceback)"
+            typer.echo(f"error: {line}{more}", err=True)
+            raise SystemExit(DATABASE_EXIT) from None
 
 
 def ready_settings() -> Settings:

@@ -14,8 +14,9 @@
     │   ├── UnknownJudge (422 unknown_judge)
     │   ├── UnknownAggregator (422 unknown_aggregator)
     │   └── UnknownRubric (422 unknown_rubric)
-    └── Unavailable (503 unavailable)               database or broker down
-        └── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
+    └── Unavailable (503 unavailable)               the broker is down; sends Retry-After
+        ├── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
+        └── DatabaseUnavailable (503 database_unavailable)  the database cannot be reached
 
 One handler in the API turns any of them into
 ``{"error": {"code", "message", "detail"}}``. Imports nothing of the package.
@@ -31,8 +32,8 @@ class JudgeServiceError(Exception):
 
     status_code = 500
     code = "internal_error"
-    #: Extra response headers (``Retry-After`` on a 503 the client should retry).
-    headers: dict[str, str] | None = None
+    #: Seconds a client should wait before trying again (sent as ``Retry-After``); None: no header.
+    retry_after_s: int | None = None
 
     def __init__(self, message: str, *, detail: Any = None) -> None:
         super().__init__(message)
@@ -41,6 +42,10 @@ class JudgeServiceError(Exception):
 
     def to_json(self) -> dict[str, Any]:
         return {"error": {"code": self.code, "message": self.message, "detail": self.detail}}
+
+    def headers(self) -> dict[str, str]:
+        """The HTTP headers of the answer: ``Retry-After`` for a passing outage."""
+        return {} if self.retry_after_s is None else {"Retry-After": str(self.retry_after_s)}
 
 
 class BadRequest(JudgeServiceError):
@@ -105,6 +110,7 @@ class UnknownRubric(ValidationFailed):
 class Unavailable(JudgeServiceError):
     status_code = 503
     code = "unavailable"
+    retry_after_s = 5
 
 
 class NoWorker(Unavailable):
@@ -114,4 +120,11 @@ class NoWorker(Unavailable):
 
     def __init__(self, message: str, *, retry_after_s: int, detail: Any = None) -> None:
         super().__init__(message, detail=detail)
-        self.headers = {"Retry-After": str(retry_after_s)}
+        self.retry_after_s = retry_after_s
+
+
+class DatabaseUnavailable(Unavailable):
+    """PostgreSQL down or refusing connections, a SQLite file that cannot be opened or stays
+    locked: the request may succeed unchanged once the database is back."""
+
+    code = "database_unavailable"

@@ -143,13 +143,21 @@ class Server(Process):
     """``judge-service serve`` on a free port, ready when /healthz answers."""
 
     def __init__(
-        self, *, env: dict[str, str], cwd: Path, log: Path, timeout: float = 60, workers: int = 1
+        self,
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        log: Path,
+        timeout: float = 60,
+        workers: int = 1,
+        extra_args: list[str] | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         super().__init__(
             [JUDGE_SERVICE, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-            + (["--workers", str(workers)] if workers > 1 else []),
+            + (["--workers", str(workers)] if workers > 1 else [])
+            + (extra_args or []),
             env=env,
             cwd=cwd,
             log=log,

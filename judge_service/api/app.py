@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge_service.api.body import BodyGuard
 from judge_service.api.docs import add_docs
 from judge_service.api.key_cache import CheckedKeys
+from judge_service.api.outage import database_error
 from judge_service.api.routes import (
     forge,
     health,
@@ -26,6 +28,7 @@ from judge_service.api.routes import (
     rubrics,
     runs,
 )
+from judge_service.api.startup import DatabaseStartup
 from judge_service.api.web import pages, run_pages
 from judge_service.errors import JudgeServiceError
 from judge_service.registry import Registry
@@ -65,7 +68,7 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> JS
 
 
 async def _service_error(request: Request, exc: JudgeServiceError) -> JSONResponse:
-    return JSONResponse(exc.to_json(), status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse(exc.to_json(), status_code=exc.status_code, headers=exc.headers())
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -105,18 +108,26 @@ def create_app(
     *,
     registry: Registry | None = None,
     dispatcher: Dispatcher | None = None,
+    migrate: Callable[[], object] | None = None,
 ) -> FastAPI:
-    """The service's ASGI app. The dispatcher (in-process or Celery) starts with the app."""
+    """The service's ASGI app. The dispatcher (in-process or Celery) starts with the app,
+    after ``migrate`` (``serve``'s `db upgrade`); both wait for a database that is down."""
     plugins = registry or Registry()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
         tune_garbage_collector()
-        app.state.dispatcher.start()
+        steps = [("the migration", migrate)] if migrate is not None else []
+        startup = DatabaseStartup(
+            settings.database_url, [*steps, ("the executor", app.state.dispatcher.start)]
+        )
+        app.state.startup = startup
+        startup.run()
         try:
             yield
         finally:
+            startup.stop()
             app.state.dispatcher.close()
 
     app = FastAPI(
@@ -133,6 +144,7 @@ def create_app(
     app.state.checked_keys = CheckedKeys(settings.key_cache_s)
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]
+    app.add_exception_handler(SQLAlchemyError, database_error)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)

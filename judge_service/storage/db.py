@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +17,8 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 _engines: dict[str, Engine] = {}
+#: Seconds to wait for a PostgreSQL connection (unless the URL sets ``connect_timeout``).
+CONNECT_TIMEOUT_S = 10
 _lock = threading.Lock()
 
 
@@ -59,13 +62,30 @@ def get_engine(url: str) -> Engine:
             if url.startswith("sqlite"):
                 path = sqlite_path(url)
                 if path is not None:
-                    path.parent.mkdir(parents=True, exist_ok=True)
+                    # a folder that cannot be made surfaces as SQLite's own "unable to open
+                    # database file" on connect, which callers know as an outage
+                    with contextlib.suppress(OSError):
+                        path.parent.mkdir(parents=True, exist_ok=True)
                 engine = create_engine(
                     url, connect_args={"check_same_thread": False, "timeout": 30}
                 )
                 event.listen(engine, "connect", _sqlite_pragmas)
             else:
-                engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+                # pre-ping: connections pooled before an outage are replaced, not used, once
+                # the server is back; a bounded connect keeps a black-holed host from
+                # hanging requests and start-up
+                connect_args = (
+                    {}
+                    if "connect_timeout" in make_url(url).query
+                    else {"connect_timeout": CONNECT_TIMEOUT_S}
+                )
+                engine = create_engine(
+                    url,
+                    pool_pre_ping=True,
+                    pool_size=10,
+                    max_overflow=20,
+                    connect_args=connect_args,
+                )
             _engines[url] = engine
         return engine
 

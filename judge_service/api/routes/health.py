@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from judge_service.api.deps import AnyKey
 from judge_service.storage.db import get_engine, schema_is_current
+from judge_service.storage.outage import find_outage
 from judge_service.storage.types import utcnow
 from judge_service.worker.dispatch import Dispatcher
 
@@ -34,7 +35,8 @@ def _database_ready(url: str) -> str:
             else "schema is not current: run `judge-service db upgrade`"
         )
     except Exception as exc:  # readiness reports the failure instead of raising it
-        return f"unreachable: {type(exc).__name__}"
+        outage = find_outage(exc)
+        return f"unreachable: {outage.reason if outage else type(exc).__name__}"
 
 
 @router.get("/metrics", response_class=PlainTextResponse)
