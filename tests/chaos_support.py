@@ -15,10 +15,8 @@ appended as JSON lines to ``$JS_CHAOS_FIGURES`` (default: a file in the temp fol
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
-import pwd
 import shutil
 import signal
 import subprocess
@@ -43,8 +41,8 @@ from tests.helpers import (
     run_cli,
     service_env,
 )
+from tests.private_postgres import private_postgres
 
-ROOT = Path(__file__).resolve().parents[1]
 JUDGE_LATENCY_S = 0.2
 #: Figures of every scenario run in this process, for the terminal summary.
 FIGURES: list[Figures] = []
@@ -92,10 +90,6 @@ def summary_lines() -> list[str]:
     return [f.line() for f in FIGURES] + [
         f"  {f.scenario} notes: {json.dumps(f.notes)}" for f in FIGURES if f.notes
     ]
-
-
-def _as(user: str | None, args: list[str]) -> list[str]:
-    return ["runuser", "-u", user, "--", *args] if user else args
 
 
 class PrivateRedis:
@@ -146,80 +140,6 @@ class PrivateRedis:
             self.proc.wait(timeout=20)
 
 
-def _postgres_bin() -> Path:
-    found = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(p.split("/")[4])
-    )
-    if found:
-        return Path(found[-1]).parent
-    pg_ctl = shutil.which("pg_ctl")
-    assert pg_ctl, "PostgreSQL's pg_ctl is not installed"
-    return Path(pg_ctl).parent
-
-
-class PrivatePostgres:
-    """A PostgreSQL cluster of our own (``initdb`` in a temp folder, a spare port).
-
-    PostgreSQL refuses to run as root: as root, the cluster belongs to the ``postgres``
-    user and its commands run through ``runuser``."""
-
-    def __init__(self, folder: Path) -> None:
-        self.bin = _postgres_bin()
-        self.user = "postgres" if os.geteuid() == 0 else None
-        self.folder = folder
-        self.folder.mkdir(parents=True, exist_ok=True)
-        if self.user:
-            entry = pwd.getpwnam(self.user)
-            os.chown(self.folder, entry.pw_uid, entry.pw_gid)
-        self.data = self.folder / "data"
-        self.port = free_port()
-        self.admin = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
-        self._pg("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
-        self.start()
-
-    def _pg(self, tool: str, *args: str) -> None:
-        done = subprocess.run(
-            _as(self.user, [str(self.bin / tool), *args]),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, f"{tool} {' '.join(args)} failed:\n{done.stdout}{done.stderr}"
-
-    def start(self) -> None:
-        options = (
-            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        )
-        self._pg(
-            "pg_ctl",
-            "-D",
-            str(self.data),
-            "-w",
-            "-t",
-            "60",
-            "-l",
-            str(self.folder / "pg.log"),
-            "-o",
-            options,
-            "start",
-        )
-
-    def stop(self, mode: str = "fast") -> None:
-        """``pg_ctl stop``: ``fast`` ends every connection, like an operator restarting it."""
-        self._pg("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-m", mode, "stop")
-
-    def create_database(self, name: str) -> str:
-        with psycopg.connect(self.admin, autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
-        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{name}"
-
-    def close(self) -> None:
-        with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):
-            self.stop("immediate")
-
-
 class Api(Process):
     """``judge-service serve`` on a given port: a restarted API comes back where trainers wait."""
 
@@ -243,6 +163,23 @@ class Api(Process):
         raise AssertionError(f"serve did not start:\n{self.log()}")
 
 
+class ChaosWorker(Worker):
+    """``judge-service worker`` (tests.helpers' ``Worker``), with time to start on a loaded
+    machine: importing litellm alone took 30-45 s at a load of 10 on 2 cores."""
+
+    def __init__(self, *, env: dict[str, str], cwd: Path, log: Path) -> None:
+        Process.__init__(
+            self, [JUDGE_SERVICE, "worker", "--concurrency", "2"], env=env, cwd=cwd, log=log
+        )
+        deadline = time.monotonic() + 240
+        while "ready." not in self.log_path.read_text(errors="replace"):
+            assert self.proc.poll() is None, f"worker exited:\n{self.log()}"
+            if time.monotonic() > deadline:
+                self.kill()
+                raise AssertionError(f"worker did not become ready:\n{self.log()}")
+            time.sleep(0.1)
+
+
 class Rig:
     """Private Redis and PostgreSQL and the fake judge (200 ms a call), for several scenarios."""
 
@@ -250,8 +187,8 @@ class Rig:
         self.folder = folder
         self.redis = PrivateRedis(folder)
         stack.callback(self.redis.close)
-        self.postgres = PrivatePostgres(folder / "pg")
-        stack.callback(self.postgres.close)
+        self.postgres = stack.enter_context(private_postgres())
+        self.postgres.start()
         self.judge = FakeOpenAIServer(latency_s=JUDGE_LATENCY_S).start()
         stack.callback(self.judge.stop)
 
@@ -263,7 +200,6 @@ def rig() -> Iterator[Rig]:
     with contextlib.ExitStack() as stack:
         folder = Path(tempfile.mkdtemp(prefix="js-chaos-"))
         stack.callback(shutil.rmtree, folder, ignore_errors=True)
-        folder.chmod(0o711)  # the postgres user reaches its cluster folder inside
         yield Rig(folder, stack)
 
 
@@ -293,8 +229,8 @@ class Service:
         self.rig = rig
         self.folder = rig.folder / name
         self.folder.mkdir()
-        self.database_url = rig.postgres.create_database(name)
-        self.plain_url = self.database_url.replace("postgresql+psycopg://", "postgresql://")
+        self.plain_url = rig.postgres.create_database(name)
+        self.database_url = self.plain_url.replace("postgresql://", "postgresql+psycopg://")
         redis.Redis.from_url(rig.redis.url).flushdb()
         self.env = service_env(
             JS_DATABASE_URL=self.database_url,
@@ -309,6 +245,7 @@ class Service:
         self.size = workers
         self.workers: list[Worker] = []
         self.starting: list[threading.Thread] = []
+        self.start_failures: list[str] = []
         self.started = 0
         #: SQL condition on ``batches b`` that picks the running scenario's batches
         self.scope = "true"
@@ -339,7 +276,10 @@ class Service:
         log = self.folder / f"worker-{self.started}.log"
 
         def start() -> None:
-            self.workers.append(Worker(env=self.env, cwd=self.folder, log=log, concurrency=2))
+            try:
+                self.workers.append(ChaosWorker(env=self.env, cwd=self.folder, log=log))
+            except AssertionError as exc:  # the scenario notes it; ensure_up tries again
+                self.start_failures.append(str(exc)[:300])
 
         thread = threading.Thread(target=start, daemon=True)
         self.starting.append(thread)
@@ -527,9 +467,9 @@ def worker_kills_and_redis_restart(
     scoring: list[int] = []
     try:
         for _ in range(kills):
-            deadline = time.monotonic() + 90
+            deadline = time.monotonic() + 240  # both may be starting again
             while not (busy := [w for w in list(service.workers) if service.holds_a_batch(w)]):
-                assert time.monotonic() < deadline, "no worker held a batch for 90 s"
+                assert time.monotonic() < deadline, "no worker held a batch for 240 s"
                 time.sleep(0.1)
             scoring.append(service.wait_mid_batch())
             service.kill_worker(busy[0])
@@ -545,6 +485,7 @@ def worker_kills_and_redis_restart(
     service.wait_workers()
     service.count(figures, dict.fromkeys(keys, samples))
     figures.notes["batches being scored at each kill"] = scoring
+    figures.notes["workers that failed to start"] = service.start_failures
     figures.notes["workers that exited by themselves"] = _worker_exits(service)
     record(figures)
     return figures
@@ -621,7 +562,7 @@ def postgres_restart(service: Service, *, batches: int = 8, samples: int = SAMPL
     progress = service.progress()
     assert progress is not None
     batch_id = next(iter(progress.batches))
-    service.rig.postgres.stop("fast")
+    service.rig.postgres.stop()
     try:
         figures.notes["codes while down"] = _probe(service, batch_id, seconds=5)
     finally:
