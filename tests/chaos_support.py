@@ -436,12 +436,14 @@ def _settle(service: Service, figures: Figures, expected: int, last_fault: float
 
 
 def _worker_exits(service: Service) -> list[str]:
-    """Workers of ours that exited without being killed, with the line that says why."""
+    """Workers of ours that exited without being killed or logged an unrecoverable error, with
+    the line that says why. The log is read too: a worker that crashed with a batch in flight
+    waits for the batch before it exits."""
     exits = []
     for worker in service.workers:
-        if worker.proc.poll() is not None:
-            text = worker.log_path.read_text(errors="replace")
-            fatal = [line for line in text.splitlines() if "Unrecoverable" in line]
+        text = worker.log_path.read_text(errors="replace")
+        fatal = [line for line in text.splitlines() if "Unrecoverable" in line]
+        if fatal or worker.proc.poll() is not None:
             why = fatal[-1] if fatal else f"exit status {worker.proc.returncode}"
             exits.append(f"{worker.log_path.name}: {why}")
     return exits
@@ -486,7 +488,7 @@ def worker_kills_and_redis_restart(
     service.count(figures, dict.fromkeys(keys, samples))
     figures.notes["batches being scored at each kill"] = scoring
     figures.notes["workers that failed to start"] = service.start_failures
-    figures.notes["workers that exited by themselves"] = _worker_exits(service)
+    figures.notes["workers that crashed or exited"] = _worker_exits(service)
     record(figures)
     return figures
 
@@ -512,8 +514,7 @@ def redis_restart_with_a_batch_in_flight(
     figures.notes["held batch done after (s)"] = (
         None if held_done is None else round(held_done - last_fault, 1)
     )
-    time.sleep(1.0)  # a worker that crashed has exited by now
-    figures.notes["workers that exited by themselves"] = _worker_exits(service)
+    figures.notes["workers that crashed or exited"] = _worker_exits(service)
     # new work after the restart: the API reconnects to the new Redis, and so do the workers
     deadline = time.monotonic() + 30
     while True:
@@ -573,7 +574,7 @@ def postgres_restart(service: Service, *, batches: int = 8, samples: int = SAMPL
     service.count(figures, dict.fromkeys(keys, samples))
     assert service.api is not None
     figures.notes["api alive"] = service.api.proc.poll() is None
-    figures.notes["workers that exited by themselves"] = _worker_exits(service)
+    figures.notes["workers that crashed or exited"] = _worker_exits(service)
     record(figures)
     return figures
 

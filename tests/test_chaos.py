@@ -34,7 +34,7 @@ def assert_clean(figures: chaos.Figures, *, kills: int = 0, restarts: int = 0) -
     assert figures.samples > 0 and figures.scored == figures.samples, figures
     assert (figures.lost, figures.duplicated, figures.masked) == (0, 0, 0), figures
     assert figures.settle_s is not None and figures.settle_s <= chaos.SETTLE_LIMIT_S, figures
-    assert figures.notes.get("workers that exited by themselves", []) == [], figures
+    assert figures.notes.get("workers that crashed or exited", []) == [], figures
 
 
 def test_workers_survive_a_redis_restart_with_a_batch_in_flight(service: chaos.Service):
