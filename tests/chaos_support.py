@@ -349,7 +349,7 @@ class Service:
             return None
         return Progress({row[0]: (row[1], row[2], row[3]) for row in rows})
 
-    def wait_mid_batch(self, *, since_scored: int = 0, timeout: float = 60) -> int:
+    def wait_mid_batch(self, *, since_scored: int = 0, timeout: float = 240) -> int:
         """Wait until a batch is being scored right now (its count grew over 0.3 s and it is
         not finished) and ``since_scored`` results exist; the number of such batches."""
         deadline = time.monotonic() + timeout
@@ -460,15 +460,20 @@ def worker_kills_and_redis_restart(
 ) -> Figures:
     """Issue 17's 'done when': ``batches`` x ``samples`` with the fake judge at 200 ms; two
     workers; ``kills`` SIGKILLs, each to a worker that holds a batch while a batch is being
-    scored (a new worker starts after each, in the background), then Redis restarted with
-    ``SHUTDOWN NOSAVE`` while a batch is being scored."""
+    scored (a new worker starts after each, in the background), and halfway through them
+    Redis restarted with ``SHUTDOWN NOSAVE`` while a batch is being scored (halfway: there is
+    still work in flight for it, whatever the machine's speed)."""
     figures = Figures("worker kills + redis restart")
     service.ensure_up()
     service.scope = "b.idempotency_key LIKE 'kills-%'"
     keys = service.submit(batches, samples, tag="kills")
     scoring: list[int] = []
     try:
-        for _ in range(kills):
+        for k in range(kills):
+            if k == kills // 2:
+                service.wait_mid_batch()
+                _restart_redis(service.rig)
+                figures.restarts += 1
             deadline = time.monotonic() + 240  # both may be starting again
             while not (busy := [w for w in list(service.workers) if service.holds_a_batch(w)]):
                 assert time.monotonic() < deadline, "no worker held a batch for 240 s"
@@ -477,9 +482,6 @@ def worker_kills_and_redis_restart(
             service.kill_worker(busy[0])
             figures.kills += 1
             service.start_worker()
-        service.wait_mid_batch()
-        _restart_redis(service.rig)
-        figures.restarts += 1
     except AssertionError as exc:
         figures.notes["stopped early"] = str(exc)
     last_fault = time.monotonic()

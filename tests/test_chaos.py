@@ -47,7 +47,7 @@ def test_workers_survive_a_redis_restart_with_a_batch_in_flight(service: chaos.S
 
 
 def test_ten_worker_kills_and_a_redis_restart_lose_nothing(service: chaos.Service):
-    """20 batches of 64, 10 SIGKILLs each landing mid-batch, then ``SHUTDOWN NOSAVE``."""
+    """20 batches of 64, 10 SIGKILLs each landing mid-batch, ``SHUTDOWN NOSAVE`` halfway."""
     figures = chaos.worker_kills_and_redis_restart(service)
     assert_clean(figures, kills=chaos.KILLS, restarts=1)
     assert all(n >= 1 for n in figures.notes["batches being scored at each kill"]), figures
