@@ -126,3 +126,15 @@ def keys(embedded_settings: Settings) -> dict[str, str]:
 
 
 from tests.fakes import fake, fake_openai, server  # noqa: E402, F401  (fixtures: the fault-injecting fake server)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The chaos suite's figures (tests/test_chaos.py), in the output even without ``-s``."""
+    from tests.chaos_support import figures_file, summary_lines
+
+    lines = summary_lines()
+    if lines:
+        terminalreporter.section("chaos figures")
+        for line in lines:
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"(also appended to {figures_file()})")

@@ -6,14 +6,20 @@ A batch of a killed worker is re-sent by the sweepers once its lease lapses, wit
 seconds. Late acknowledgement stays the second line of defence: the broker hands an
 unacknowledged message back after the visibility timeout, and the task then drops it
 (the batch is done or leased) or scores what is still unscored.
+A Redis restart does not stop a worker: it reconnects with backoff, forever, and
+keeps scoring the batches it holds (the transport of ``broker_transport.py`` is
+what keeps it alive; its docstring has the cause).
 """
 
 from __future__ import annotations
+
+from urllib.parse import urlparse
 
 from celery import Celery
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
+from judge_service.worker.broker_transport import TRANSPORT
 from judge_service.worker.task_names import FORGE_TASK, MINE_TASK, SCORE_TASK
 
 QUEUE = "judge_service"
@@ -24,6 +30,11 @@ def make_celery(settings: Settings) -> Celery:
     if not settings.broker_url:
         raise ValueError("JS_BROKER_URL is not set: there is no broker to use")
     app = Celery("judge_service", broker=settings.broker_url)
+    if urlparse(settings.broker_url).scheme in ("redis", "rediss"):
+        # kombu's Redis transport, with the channel close that survives Redis going away
+        # while a batch is in flight (the worker's "'NoneType' object has no attribute
+        # 'hostname'" crash: the cause is written down in broker_transport.py).
+        app.conf.broker_transport = TRANSPORT
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -34,6 +45,10 @@ def make_celery(settings: Settings) -> Celery:
         task_serializer="json",
         accept_content=["json"],
         broker_connection_retry_on_startup=True,
+        # A worker outlives any broker outage: it retries with Celery's backoff (2 s more
+        # each time, at most 30 s apart) instead of giving up after 100 tries.
+        broker_connection_retry=True,
+        broker_connection_max_retries=None,
         broker_transport_options={
             "visibility_timeout": settings.task_visibility_timeout_s,
             # Sweep for messages of dead workers every few seconds (kombu's default
