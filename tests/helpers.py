@@ -148,7 +148,7 @@ class Server(Process):
         env: dict[str, str],
         cwd: Path,
         log: Path,
-        timeout: float = 60,
+        timeout: float = 180,  # start-up imports sklearn; slow on a loaded 2-core machine
         workers: int = 1,
         extra_args: list[str] | None = None,
     ) -> None:
