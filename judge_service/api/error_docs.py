@@ -7,7 +7,8 @@ parameters, so the document cannot drift from the code:
 - 401 and 503 (the key, or the database, is read) for a route that needs a key or a
   database session; 403 when a role check wraps the key;
 - 422 for a route with parameters or a body (``_validation_error`` in ``app``);
-- 400, 408 and 413 for a route with a body (``api.body.BodyGuard``).
+- 400, 408 and 413 for a route with a body (``api.body.BodyGuard``), and 415 for one
+  whose body must be JSON (its path is under ``api.body.JSON_PATHS``).
 
 Each is answered with :class:`judge_service.wire.ErrorBody`, also where FastAPI would
 list its own validation-error schema, which this service never sends.
@@ -23,6 +24,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
 from judge_service import wire
+from judge_service.api.body import JSON_PATHS, JSONL_PATHS
 from judge_service.api.deps import current_key, get_session
 
 DESCRIPTIONS = {
@@ -33,6 +35,7 @@ DESCRIPTIONS = {
     408: "The body was not received within JS_BODY_TIMEOUT_S",
     409: "Conflicts with what is stored",
     413: "The body is larger than JS_MAX_BODY_MB",
+    415: "The body is not declared JSON (content-type application/json or a +json type)",
     422: "Invalid parameters or body: wrong types, missing or unknown fields, out of range",
     503: "The database or the task queue is unavailable; retry",
 }
@@ -83,6 +86,8 @@ def route_errors(route: APIRoute) -> set[int]:
             route.body_field is not None
         ):  # JSON; uploads (openapi_extra) are JSONL, read line by line
             codes |= {400, 422}
+            if route.path_format.startswith(JSON_PATHS) and route.path_format not in JSONL_PATHS:
+                codes.add(415)
         elif route.openapi_extra:
             codes.add(422)
     return codes

@@ -78,7 +78,13 @@ async def _workers_check(state: Any) -> str:
     return f"no worker heartbeat in the last {state.settings.worker_grace_s:g} s"
 
 
-@router.get("/readyz")
+@router.get(
+    "/readyz",
+    responses={
+        200: {"description": "Ready: every check is ok"},
+        503: {"description": "Not ready: ``checks`` names what failed (same body as 200)"},
+    },
+)
 async def readyz(request: Request) -> JSONResponse:
     """Ready when the database answers at the newest schema, the broker is reachable and
     a worker has sent a heartbeat within ``JS_WORKER_GRACE_S``; lists the live workers."""
