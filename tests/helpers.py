@@ -196,7 +196,7 @@ class Worker(Process):
             cwd=cwd,
             log=log,
         )
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # importing litellm takes 30-45 s under load
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, f"worker exited:\n{self.log()}"
             if "ready." in self.log():
