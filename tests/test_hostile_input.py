@@ -20,6 +20,10 @@ from tests.conftest import make_key
 BIG = 2**63  # past PostgreSQL's BIGINT, as a fuzzer sends
 
 
+#: Bodies sent as raw bytes must say they are JSON (anything else is a 415).
+JSON = {"content-type": "application/json"}
+
+
 def nested(depth: int, *, closed: bool = True) -> str:
     """``depth`` arrays inside each other around a 1, as JSON text."""
     return "[" * depth + "1" + ("]" * depth if closed else "")
@@ -44,7 +48,7 @@ def error_code(response) -> str:
 @pytest.mark.parametrize("path", ["/v1/rewards", "/get_reward", "/v1/keys", "/v1/labels"])
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 150, 1_000, 100_000])
 def test_deep_json_is_400_with_or_without_a_key(client, keys, path, depth):
-    for headers in ({}, keys["admin"]):
+    for headers in (JSON, {**JSON, **keys["admin"]}):
         answer = client.post(path, content=nested(depth), headers=headers)
         assert answer.status_code == 400, (depth, answer.text)
         assert error_code(answer) == "json_too_deep"
@@ -55,10 +59,12 @@ def test_deep_json_is_400_with_or_without_a_key(client, keys, path, depth):
 def test_deep_json_that_is_also_invalid_is_400(client, keys, depth):
     """The fallback parser (``json``, for bodies pydantic-core refuses) hit RecursionError."""
     for body in (nested(depth, closed=False), nested(depth) + "x", "\ud800" + nested(depth)):
-        answer = client.post("/v1/rewards", content=body.encode("utf-8", "surrogatepass"))
+        answer = client.post(
+            "/v1/rewards", content=body.encode("utf-8", "surrogatepass"), headers=JSON
+        )
         assert answer.status_code == 400, answer.text
         assert error_code(answer) in ("json_too_deep", "invalid_encoding", "malformed_json")
-    answer = client.post("/v1/rewards", content=nested(depth, closed=False))
+    answer = client.post("/v1/rewards", content=nested(depth, closed=False), headers=JSON)
     assert error_code(answer) == "json_too_deep"
 
 
