@@ -196,11 +196,27 @@ class Worker(Process):
             cwd=cwd,
             log=log,
         )
+        self.database_url = env.get("JS_DATABASE_URL", "")
         deadline = time.monotonic() + 180  # importing litellm takes 30-45 s under load
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, f"worker exited:\n{self.log()}"
-            if "ready." in self.log():
+            if "ready." in self.log() and self._beating():
                 return
             time.sleep(0.1)
         self.kill()
         raise AssertionError(f"worker did not become ready:\n{self.log()}")
+
+    def _beating(self) -> bool:
+        """A pool process has written its heartbeat: the API takes work only then (else
+        503 ``no_worker``), and under load the first beat can come after "ready."."""
+        if not self.database_url:
+            return True
+        from judge_service.storage.db import session_scope
+        from judge_service.storage.workers import live
+
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        with contextlib.suppress(Exception):  # not forked yet, or no schema yet: not beating
+            pool = {self.proc.pid, *(int(pid) for pid in children.read_text().split())}
+            with session_scope(self.database_url) as session:
+                return any(seen.pid in pool for seen in live(session=session, within_s=60))
+        return False

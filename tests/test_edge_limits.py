@@ -181,7 +181,8 @@ def test_pipelined_requests_behind_errors_are_answered(served):
         ).encode()
         + b'{"query":["x"]}',
         (
-            f"POST /v1/rewards HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: {len(deep)}\r\n\r\n"
+            f"POST /v1/rewards HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n"
+            f"Content-Length: {len(deep)}\r\n\r\n"
         ).encode()
         + deep,
         f"GET /v1/review/2147483648 HTTP/1.1\r\nHost: x\r\n{auth}\r\n".encode(),
