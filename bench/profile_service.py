@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--panel", type=int, default=1, help="LLM judges per sample")
     parser.add_argument("--top", type=int, default=60)
     parser.add_argument("--raw", type=Path, help="keep py-spy's raw output here")
+    parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     args = parser.parse_args()
     fake, api_base = fake_judge_server(50)
     home = Path(tempfile.gettempdir()) / f"js-profile-service-{uuid.uuid4().hex[:6]}"
@@ -94,7 +95,7 @@ def main() -> None:
         )
         spy = subprocess.Popen(
             [str(BIN / "py-spy"), "record", "--pid", str(server.proc.pid), "--gil",
-             "--nonblocking", "--format", "raw", "--rate", "200", "--output", str(raw)],
+             "--nonblocking", "--format", "raw", "--rate", str(args.rate), "--output", str(raw)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip

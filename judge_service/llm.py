@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any, Literal
 
-from judge_service.domain import CallUsage
+from judge_service.domain import NO_USAGE, CallUsage
 from judge_service.llm_cache import (
     LoopLocal,
     MemoryCache,
@@ -192,14 +192,14 @@ class ModelClient:
             request["model"] = model
             explicit = {"api_base": api_base, "api_key": api_key}  # else litellm's env vars apply
             request.update({k: v for k, v in explicit.items() if v})
-        usage = CallUsage()
+        usage = NO_USAGE  # frozen: summed only when a re-ask adds a second call
         history = list(messages)
         limit = self._limit(model, concurrency)
         for attempt in range(2):  # the first answer, then one re-ask
             text, spent = await self._call(
                 model, limit, lean, request, history, timeout, deadline, usage, free
             )
-            usage += spent
+            usage = spent if usage is NO_USAGE else usage + spent
             try:
                 verdict = parse_reply(text, schema)
             except ValueError as exc:
@@ -305,12 +305,19 @@ def _usage(response: Any, free: bool) -> CallUsage:
 def _lean_usage(model: str, reply: Any, free: bool) -> CallUsage:
     """Tokens and cost of a lean reply, priced from litellm's map (looked up once per model)."""
     per_prompt, per_completion = (0.0, 0.0) if free else price(model)
-    return CallUsage(
-        judge_calls=1,
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        cost_usd=reply.prompt_tokens * per_prompt + reply.completion_tokens * per_completion,
+    return _USAGE.validate_python(
+        {
+            "judge_calls": 1,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "cost_usd": reply.prompt_tokens * per_prompt + reply.completion_tokens * per_completion,
+        }
     )
+
+
+#: ``CallUsage``'s validator, called with a dict: no keyword packing in ``BaseModel.__init__``
+#: (once per judge call).
+_USAGE = CallUsage.__pydantic_validator__
 
 
 def _describe(exc: BaseException) -> str:
