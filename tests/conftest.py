@@ -84,6 +84,25 @@ def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(autouse=True)
+def fresh_model_clients() -> None:
+    """No model client (and so no verdict cache) outlives its test: the same sample judged
+    by the same fake model in an earlier test, or on the other database, would otherwise be
+    a cache hit that never reaches the fake server."""
+    from judge_service import llm
+
+    llm._CLIENTS.clear()
+
+
+@pytest.fixture
+def settings_on_every_backend(database_url: str, transport: str) -> Settings:
+    """Embedded settings on each database and each transport of OpenAI-compatible judges:
+    a module whose ``embedded_settings`` returns this runs every test four times."""
+    return get_settings(
+        database_url=database_url, broker_url=None, cache_url=None, openai_transport=transport
+    )
+
+
 @pytest.fixture
 def redis_url() -> Iterator[str]:
     """A Redis database number of its own, emptied before and after.

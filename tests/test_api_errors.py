@@ -8,9 +8,17 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge_service.api.app import create_app
-from judge_service.settings import get_settings
+from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import upgrade
 from tests.conftest import make_key
+
+
+@pytest.fixture
+def embedded_settings(settings_on_every_backend: Settings) -> Settings:
+    """Every test here runs on both databases and both transports (the conftest's
+    ``client`` and ``keys`` build on this)."""
+    return settings_on_every_backend
+
 
 GOOD = {
     "samples": [{"id": "a", "prompt": "2+2?", "completion": "4", "reference": "4"}],

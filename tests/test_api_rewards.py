@@ -1,10 +1,22 @@
-"""POST/GET /v1/rewards on the embedded app (SQLite, in-process executor)."""
+"""POST/GET /v1/rewards on the embedded app (in-process executor), on SQLite and PostgreSQL and
+on both transports of OpenAI-compatible judges."""
 
 from __future__ import annotations
 
 import time
 
+import pytest
 from fastapi.testclient import TestClient
+
+from judge_service.settings import Settings
+
+
+@pytest.fixture
+def embedded_settings(settings_on_every_backend: Settings) -> Settings:
+    """Every test here runs on both databases and both transports (the conftest's
+    ``client`` and ``keys`` build on this)."""
+    return settings_on_every_backend
+
 
 REF = [{"name": "reference_match"}]
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import upgrade
+from judge_service.settings import Settings
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, create_key, run_cli, service_env
 
@@ -23,14 +22,10 @@ SAMPLES = [
 
 
 @pytest.fixture
-def embedded_settings(sqlite_url: str, transport: str) -> Settings:
-    """The conftest's embedded settings, on each transport in turn: every fault here runs on
-    both the lean transport and litellm."""
-    settings = get_settings(
-        database_url=sqlite_url, broker_url=None, cache_url=None, openai_transport=transport
-    )
-    upgrade(settings.database_url)
-    return settings
+def embedded_settings(settings_on_every_backend: Settings) -> Settings:
+    """Every test here runs on both databases and both transports: every fault on the lean
+    transport and on litellm."""
+    return settings_on_every_backend
 
 
 def judge(fake: FakeOpenAIServer, model: str, **options: object) -> dict:
