@@ -235,6 +235,16 @@ def through_service(
     finally:
         for child in children:
             child.stop()
+        if workers:
+            report_redispatches(children[0])
+
+
+def report_redispatches(worker: Child) -> None:
+    """How often the worker's sweeper re-sent a batch, and how many messages it dropped
+    (a batch done or leased already): both should be 0 when nothing was lost."""
+    log = Path(worker.log.name).read_text(errors="replace")
+    resent, dropped = log.count("re-dispatching batch"), log.count("dropped:")
+    print(f"  worker log: {resent} batches re-dispatched, {dropped} messages dropped", flush=True)
 
 
 def main() -> None:
