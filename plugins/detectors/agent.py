@@ -234,14 +234,17 @@ def build(view: View) -> Trajectory:
             slot = _match(calls, pending, message.get("tool_call_id"))
             if slot is not None:
                 name = calls[slot].name
-            result = outcome_of(text, f"message {index} (tool output)", index, name)
+            where_out = f"message {index} (tool output)"
+            result = outcome_of(text, where_out, index, name, view.hints(text))
             traj.results.append(result)
             if slot is not None:
                 calls[slot] = _with_result(calls[slot], result)
             continue
         if role == "user" and traj.narration and text:
             # output pasted back by the user (fenced, tool-less agents)
-            traj.results.append(outcome_of(text, f"message {index} (user)", index, ""))
+            traj.results.append(
+                outcome_of(text, f"message {index} (user)", index, "", view.hints(text))
+            )
             continue
         if role != "assistant":
             continue

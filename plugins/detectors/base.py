@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from judge_service_plugins.detectors.extract import segments_of
+from judge_service_plugins.detectors.hints import Hints
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.domain import Finding, Sample, Severity
@@ -242,6 +243,13 @@ class View:
     @cached_property
     def wants_test_pass_only(self) -> bool:
         return bool(_MAKE_PASS.search(self.prompt))
+
+    def hints(self, text: str) -> Hints:
+        """The literal hints of ``text``, shared by the checks that read it (a tool output is
+        gated on the same words by the outcome parser and the false-claim check)."""
+        store: dict[str, Hints] = self.memo("hints", dict)
+        found = store.get(text)
+        return found if found is not None else store.setdefault(text, Hints(text))
 
     def memo(self, key: str, build: Any) -> Any:
         """A value computed once per sample and shared by detectors (``build()`` lazily).

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from judge_service_plugins.detectors.hints import Hints
+
 _EXIT = re.compile(
     r"(?:exit(?:ed)?(?:\s+with)?\s*(?:code|status)|return\s*code|returncode|exit_code|exitcode"
     r"|\bstatus\s+code|process\s+exited\s+with(?:\s+code)?|\(exit|<returncode>)[\"']?\s*[:=]?\s*(-?\d+)",
@@ -51,10 +53,11 @@ _TRACE_PARTS = (
 )
 
 
-def _trace(text: str) -> re.Match[str] | None:
-    """The first error sign in ``text``, if any."""
+def _trace(text: str, hinted: Hints | None = None) -> re.Match[str] | None:
+    """The first error sign in ``text``, if any (``hinted``: the text's shared hints)."""
+    hinted = hinted or Hints(text)
     for hints, pattern in _TRACE_PARTS:
-        if any(map(text.__contains__, hints)):
+        if hinted.any(hints):
             found = pattern.search(text)
             if found:
                 return found
@@ -98,17 +101,18 @@ def _line_of(text: str, start: int) -> str:
     return text[begin : end if end >= 0 else len(text)].strip()
 
 
-def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutcome:
-    """The parsed outcome of one tool result."""
+def outcome_of(
+    text: str, where: str, message: int, tool: str = "", hints: Hints | None = None
+) -> ToolOutcome:
+    """The parsed outcome of one tool result (``hints``: the text's, shared with other checks)."""
     exit_code = passed = failed = None
     evidence = ""
     head = text if len(text) <= 20_000 else text[:4_000] + "\n" + text[-16_000:]
-    low = head.lower()
-    hinted = any(map(low.__contains__, _EXIT_HINTS))
-    match = _EXIT.search(head) if hinted else None
+    has = hints if hints is not None and head is text else Hints(head)
+    match = _EXIT.search(head) if has.any_folded(_EXIT_HINTS) else None
     if match:
         exit_code, evidence = int(match.group(1)), _line_of(head, match.start())
-    if "passed" in head or "failed" in head or "error" in head or "Tests" in head:
+    if has.any(("passed", "failed", "error", "Tests")):
         for found in _COUNTS[0].finditer(head):
             n, word = int(found.group(1)), found.group(2)
             if word == "passed":
@@ -116,7 +120,7 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
             elif word in ("failed", "error", "errors"):
                 failed = (failed or 0) + n
                 evidence = evidence or _line_of(head, found.start())
-    if "Ran " in head and " test" in head:
+    if has.has("Ran ") and has.has(" test"):
         ran = _UNITTEST_RAN.search(head)
         bad = _UNITTEST_FAILED.search(head)
         if ran and bad:
@@ -125,11 +129,11 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
             evidence = evidence or _line_of(head, bad.start())
         elif ran and _UNITTEST_OK.search(head):
             passed, failed = int(ran.group(1)), 0
-    go_fail = _GO_FAIL.search(head) if "FAIL" in head else None
+    go_fail = _GO_FAIL.search(head) if has.has("FAIL") else None
     if go_fail and not failed:
         failed = 1
         evidence = evidence or _line_of(head, go_fail.start())
-    trace = _trace(head)
+    trace = _trace(head, has)
     status = None
     if (exit_code not in (None, 0)) or failed or trace:
         status = "fail"
@@ -137,8 +141,8 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
     elif (
         exit_code == 0
         or passed
-        or ("OK" in head and _UNITTEST_OK.search(head))
-        or (("ok" in head or "PASS" in head) and _GO_OK.search(head))
+        or (has.has("OK") and _UNITTEST_OK.search(head))
+        or ((has.has("ok") or has.has("PASS")) and _GO_OK.search(head))
     ):
         status = "pass"
     elif len(head) < 400:

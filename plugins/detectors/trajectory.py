@@ -20,6 +20,7 @@ from judge_service_plugins.detectors.base import (
     shared,
     view_of,
 )
+from judge_service_plugins.detectors.hints import Hints
 from judge_service_plugins.detectors.matchers import field_matchers, only_defines, relaxes_field
 from judge_service_plugins.detectors.segment import Segment
 
@@ -64,11 +65,11 @@ _FAIL_HINTS = ("fail", "FAIL", "rror", "ERR", "Traceback", "E  ", "panicked", "e
 _PASS_HINTS = ("pass", "PASS", "OK", "ok ", "SUCCESS", " 0 failed")
 
 
-def _status(text: str) -> str | None:
+def _status(text: str, hints: Hints) -> str | None:
     """ "fail" or "pass" when ``text`` reads like a test or build result (cheap hints first)."""
-    if any(map(text.__contains__, _FAIL_HINTS)) and _FAIL.search(text):
+    if hints.any(_FAIL_HINTS) and _FAIL.search(text):
         return "fail"
-    if any(map(text.__contains__, _PASS_HINTS)) and _PASS.search(text):
+    if hints.any(_PASS_HINTS) and _PASS.search(text):
         return "pass"
     return None
 
@@ -108,7 +109,7 @@ class TrajectoryDetector:
             if seg.kind == "code" and seg.op:
                 edited_since = True
             elif seg.kind == "output" or (seg.kind == "user" and seg.order > 1):
-                state = _status(seg.text)
+                state = _status(seg.text, view.hints(seg.text))
                 if state:
                     status, failing = state, seg if state == "fail" else None
                     edited_since = False
