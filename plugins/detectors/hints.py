@@ -31,7 +31,7 @@ def _root(hint: str) -> str | None:
 class Hints:
     """``hint in text`` for one text, memoised per hint and gated by lower-case roots."""
 
-    __slots__ = ("text", "_low", "_seen")
+    __slots__ = ("_low", "_seen", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
