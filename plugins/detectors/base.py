@@ -180,12 +180,16 @@ def at(segment: Segment, line: int, span: str) -> str:
     return f"{segment.line_label(line)}: `{one_line(span)}`"
 
 
+_MISSING = object()
+
+
 class View:
     """A sample split once into what the detectors read."""
 
     def __init__(self, sample: Sample) -> None:
         self.sample = sample
         self._lock = threading.RLock()
+        self._memo: dict[str, Any] = {}
 
     @cached_property
     def prompt(self) -> str:
@@ -256,9 +260,10 @@ class View:
 
         Built under the view's lock: detectors on several threads share one build.
         """
-        store = self.__dict__.setdefault("_memo", {})
-        if key in store:
-            return store[key]
+        store = self._memo
+        found = store.get(key, _MISSING)
+        if found is not _MISSING:
+            return found
         with self._lock:
             if key not in store:
                 store[key] = build()
@@ -280,10 +285,22 @@ def shared(view: View, name: str, evidence: Any, compute: Any) -> list[Finding]:
 _VIEWS: OrderedDict[int, tuple[Sample, View]] = OrderedDict()
 _VIEWS_MAX = 64
 _VIEWS_LOCK = threading.Lock()
+# The view last handed out: every detector asks for the same sample's view in turn.
+_last: tuple[Sample, View] | None = None
 
 
 def view_of(sample: Sample) -> View:
     """The memoised view of ``sample`` (holding the sample keeps its ``id`` unique)."""
+    global _last
+    last = _last  # one read of the pair: another thread may replace it, never half of it
+    if last is not None and last[0] is sample:
+        return last[1]
+    view = _view_of(sample)
+    _last = (sample, view)
+    return view
+
+
+def _view_of(sample: Sample) -> View:
     key = id(sample)
     hit = _VIEWS.get(key)  # the common case, without the lock: a plain dict read
     if hit is not None and hit[0] is sample:
