@@ -26,7 +26,6 @@ from judge_service_plugins.detectors.extract import (
     _SHELL_ONLY_KEYS,
     _SHELL_TOOLS,
     _WHOLE_FILE_KEYS,
-    _arguments,
     _content,
     fenced_blocks,
 )
@@ -267,7 +266,7 @@ def build(view: View) -> Trajectory:
             function = (call.get("function") or {}) if isinstance(call, dict) else {}
             name = str(function.get("name") or "?")
             call_where = f"message {index} tool call {number} `{name}`"
-            args = _arguments(function.get("arguments", ""))
+            args = view.arguments(function.get("arguments", ""))
             commands, edits = _edits_of(name, args, call_where)
             call_id = str(call["id"]) if isinstance(call, dict) and call.get("id") else None
             calls.append(

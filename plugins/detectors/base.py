@@ -13,7 +13,7 @@ from collections import OrderedDict
 from functools import cached_property
 from typing import Any
 
-from judge_service_plugins.detectors.extract import segments_of
+from judge_service_plugins.detectors.extract import _arguments, segments_of
 from judge_service_plugins.detectors.hints import Hints
 from judge_service_plugins.detectors.segment import Segment
 
@@ -211,7 +211,16 @@ class View:
 
     @cached_property
     def segments(self) -> list[Segment]:
-        return segments_of(self.sample.completion)
+        return segments_of(self.sample.completion, self.arguments)
+
+    def arguments(self, raw: Any) -> dict[str, Any] | str:
+        """A tool call's arguments, decoded once per sample (the segments and the trajectory
+        view both read every call's JSON)."""
+        if not isinstance(raw, str):
+            return _arguments(raw)
+        store: dict[str, dict[str, Any] | str] = self.memo("arguments", dict)
+        found = store.get(raw)
+        return found if found is not None else store.setdefault(raw, _arguments(raw))
 
     @cached_property
     def code(self) -> list[Segment]:
