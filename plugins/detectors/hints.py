@@ -12,7 +12,7 @@ are exactly ``hint in text``; only how often and how slowly the text is scanned 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 
 # Characters from most to least common in English prose, code and logs; any other
 # character (capitals, most punctuation) counts as rarer than all of them.
@@ -49,18 +49,14 @@ class Hints:
 
     def has(self, hint: str) -> bool:
         """Exactly ``hint in self.text``."""
-        text = self.text
-        if len(text) < _SHORT:
-            return hint in text
         seen = self._seen.get(hint)
         if seen is None:
+            text = self.text
             seen = self._seen[hint] = _gate(hint) in text and hint in text
         return seen
 
     def has_folded(self, hint: str) -> bool:
         """Exactly ``hint in self.low`` for a lower-case ``hint``."""
-        if len(self.text) < _SHORT:
-            return hint in self.low
         key = "\0" + hint  # folded look-ups keyed apart from the plain ones
         seen = self._seen.get(key)
         if seen is None:
@@ -68,10 +64,11 @@ class Hints:
             seen = self._seen[key] = _gate(hint) in low and hint in low
         return seen
 
-    def any(self, hints: Iterable[str]) -> bool:
-        """Whether the text holds any of ``hints``."""
-        return any(map(self.has, hints))
+    def contains(self) -> Callable[[str], bool]:
+        """``hint in text`` as a function: on a short text the plain look-up (cheaper than
+        any bookkeeping), on a long one the memoised, gated :meth:`has`."""
+        return self.text.__contains__ if len(self.text) < _SHORT else self.has
 
-    def any_folded(self, hints: Iterable[str]) -> bool:
-        """Whether the lower-cased text holds any of the lower-case ``hints``."""
-        return any(map(self.has_folded, hints))
+    def contains_folded(self) -> Callable[[str], bool]:
+        """``hint in text.lower()`` as a function, as :meth:`contains`."""
+        return self.low.__contains__ if len(self.text) < _SHORT else self.has_folded

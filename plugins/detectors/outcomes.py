@@ -9,6 +9,7 @@ exit status (``exit code 1``, ``Exit status: 2``, ``returncode=1``, ``{"exit_cod
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from judge_service_plugins.detectors.hints import Hints
@@ -53,11 +54,11 @@ _TRACE_PARTS = (
 )
 
 
-def _trace(text: str, hinted: Hints | None = None) -> re.Match[str] | None:
-    """The first error sign in ``text``, if any (``hinted``: the text's shared hints)."""
-    hinted = hinted or Hints(text)
+def _trace(text: str, has: Callable[[str], bool] | None = None) -> re.Match[str] | None:
+    """The first error sign in ``text``, if any (``has``: ``hint in text``, maybe memoised)."""
+    has = has or text.__contains__
     for hints, pattern in _TRACE_PARTS:
-        if hinted.any(hints):
+        if any(map(has, hints)):
             found = pattern.search(text)
             if found:
                 return found
@@ -108,11 +109,12 @@ def outcome_of(
     exit_code = passed = failed = None
     evidence = ""
     head = text if len(text) <= 20_000 else text[:4_000] + "\n" + text[-16_000:]
-    has = hints if hints is not None and head is text else Hints(head)
-    match = _EXIT.search(head) if has.any_folded(_EXIT_HINTS) else None
+    shared = hints if hints is not None and head is text else Hints(head)
+    has = shared.contains()
+    match = _EXIT.search(head) if any(map(shared.contains_folded(), _EXIT_HINTS)) else None
     if match:
         exit_code, evidence = int(match.group(1)), _line_of(head, match.start())
-    if has.any(("passed", "failed", "error", "Tests")):
+    if any(map(has, ("passed", "failed", "error", "Tests"))):
         for found in _COUNTS[0].finditer(head):
             n, word = int(found.group(1)), found.group(2)
             if word == "passed":
@@ -120,7 +122,7 @@ def outcome_of(
             elif word in ("failed", "error", "errors"):
                 failed = (failed or 0) + n
                 evidence = evidence or _line_of(head, found.start())
-    if has.has("Ran ") and has.has(" test"):
+    if has("Ran ") and has(" test"):
         ran = _UNITTEST_RAN.search(head)
         bad = _UNITTEST_FAILED.search(head)
         if ran and bad:
@@ -129,7 +131,7 @@ def outcome_of(
             evidence = evidence or _line_of(head, bad.start())
         elif ran and _UNITTEST_OK.search(head):
             passed, failed = int(ran.group(1)), 0
-    go_fail = _GO_FAIL.search(head) if has.has("FAIL") else None
+    go_fail = _GO_FAIL.search(head) if has("FAIL") else None
     if go_fail and not failed:
         failed = 1
         evidence = evidence or _line_of(head, go_fail.start())
@@ -141,8 +143,8 @@ def outcome_of(
     elif (
         exit_code == 0
         or passed
-        or (has.has("OK") and _UNITTEST_OK.search(head))
-        or ((has.has("ok") or has.has("PASS")) and _GO_OK.search(head))
+        or (has("OK") and _UNITTEST_OK.search(head))
+        or ((has("ok") or has("PASS")) and _GO_OK.search(head))
     ):
         status = "pass"
     elif len(head) < 400:

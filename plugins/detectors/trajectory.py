@@ -67,9 +67,10 @@ _PASS_HINTS = ("pass", "PASS", "OK", "ok ", "SUCCESS", " 0 failed")
 
 def _status(text: str, hints: Hints) -> str | None:
     """ "fail" or "pass" when ``text`` reads like a test or build result (cheap hints first)."""
-    if hints.any(_FAIL_HINTS) and _FAIL.search(text):
+    has = hints.contains()
+    if any(map(has, _FAIL_HINTS)) and _FAIL.search(text):
         return "fail"
-    if hints.any(_PASS_HINTS) and _PASS.search(text):
+    if any(map(has, _PASS_HINTS)) and _PASS.search(text):
         return "pass"
     return None
 
