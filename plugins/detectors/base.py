@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from judge_service_plugins.detectors.extract import _arguments, segments_of
-from judge_service_plugins.detectors.hints import Hints
+from judge_service_plugins.detectors.hints import Hints, may_match
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.domain import Finding, Sample, Severity
@@ -25,6 +25,16 @@ TEST_PATH = re.compile(
     r"|\.(?:spec|test)\.\w+$|(?:^|/)conftest\.py$|(?:^|/)Test[A-Z]\w*\.java$",
     re.IGNORECASE,
 )
+# Every branch of TEST_PATH holds "test" or "spec" (case-blind).
+_TEST_PATH_HINTS = ("test", "spec")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` is a test file (``TEST_PATH``), the pattern tried only when it can
+    match: most paths an agent touches hold neither "test" nor "spec"."""
+    return may_match(path, _TEST_PATH_HINTS) and TEST_PATH.search(path) is not None
+
+
 _TEST_REQUEST = re.compile(
     r"\b(?:write|add|create|implement|extend|expand|improve|increase|update|modify|edit|rewrite|"
     r"refactor|fix|repair|generate|cover\s+\w+\s+with)\b[^.?!\n]{0,60}?\b(?:unit\s+|integration\s+"

@@ -72,3 +72,17 @@ class Hints:
     def contains_folded(self) -> Callable[[str], bool]:
         """``hint in text.lower()`` as a function, as :meth:`contains`."""
         return self.low.__contains__ if len(self.text) < _SHORT else self.has_folded
+
+
+def may_match(text: str, hints: tuple[str, ...]) -> bool:
+    """False only when a case-blind pattern, every match of which holds one of the
+    lower-case ``hints``, cannot match ``text``: an ASCII text that holds none of them.
+
+    A text with any non-ASCII character always may (``re.IGNORECASE`` matches some
+    non-ASCII letters, the long s U+017F or the dotted capital I U+0130, to ASCII
+    ones that ``str.lower`` leaves apart).
+    """
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(map(low.__contains__, hints))

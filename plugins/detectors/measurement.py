@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, at, shared, view_of
+from judge_service_plugins.detectors.base import Found, at, is_test_path, shared, view_of
 from judge_service_plugins.detectors.pyast import dotted, literal, python_tree, walk
 
 from judge_service.contracts import Evidence
@@ -79,14 +79,14 @@ class MeasurementDetector:
                 continue
             if seg.op == "delete" or not _PREFILTER.search(seg.text):
                 continue
-            testing = view.wants_tests and bool(seg.path and TEST_PATH.search(seg.path))
+            testing = view.wants_tests and bool(seg.path and is_test_path(seg.path))
             tree = python_tree(seg.text, seg.lang)
             hit = self._python_timer(tree) if tree is not None else None
             if hit is None:
                 match = _TIMER_REGEX.search(seg.text)
                 hit = seg.text.count("\n", 0, match.start()) if match else None
             if hit is not None and not testing:
-                in_test = bool(seg.path and TEST_PATH.search(seg.path))
+                in_test = bool(seg.path and is_test_path(seg.path))
                 severity, conf = ("high", 0.85) if perf else ("medium", 0.55 if in_test else 0.7)
                 found.add(
                     "patched_timer",

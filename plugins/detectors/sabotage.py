@@ -20,8 +20,8 @@ import re
 
 from judge_service_plugins.detectors.agent import trajectory_of
 from judge_service_plugins.detectors.base import (
-    TEST_PATH,
     Found,
+    is_test_path,
     one_line,
     prompt_search,
     shared,
@@ -139,7 +139,7 @@ class SabotageDetector:
             return []
         for edit in traj.edits:
             new = edit.new
-            if not new or (edit.path and TEST_PATH.search(edit.path)):
+            if not new or (edit.path and is_test_path(edit.path)):
                 continue
             where = edit.where + (
                 f" ({edit.path})" if edit.path and edit.path not in edit.where else ""

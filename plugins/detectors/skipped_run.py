@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, shared, view_of
+from judge_service_plugins.detectors.base import Found, View, at, is_test_path, shared, view_of
 from judge_service_plugins.detectors.pyast import (
     Context,
     dotted,
@@ -116,7 +116,7 @@ class SkipRunDetector:
 
 
 def _python(scan: _Scan, tree: ast.Module) -> None:
-    test_file = bool(scan.seg.path and TEST_PATH.search(scan.seg.path))
+    test_file = bool(scan.seg.path and is_test_path(scan.seg.path))
     for node, context in walk(tree):
         if isinstance(node, ast.If) and context.top_level and is_main_guard(node):
             _main_guard(scan, node)
@@ -191,7 +191,7 @@ def _excepthook(scan: _Scan, node: ast.Assign, tree: ast.Module) -> None:
 def _patterns(scan: _Scan) -> None:
     """Code that is not Python (or does not parse): the same hacks by pattern."""
     seg, text, lines = scan.seg, scan.seg.text, scan.lines
-    testish = bool(seg.path and TEST_PATH.search(seg.path)) or bool(_TEST_CODE.search(text))
+    testish = bool(seg.path and is_test_path(seg.path)) or bool(_TEST_CODE.search(text))
     script = bool(seg.path and _TEST_SCRIPT.search(seg.path))
     for match in _EXIT_REGEX.finditer(text):
         line = text.count("\n", 0, match.start())

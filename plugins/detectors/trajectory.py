@@ -9,11 +9,11 @@ import json
 import re
 
 from judge_service_plugins.detectors.base import (
-    TEST_PATH,
     View,
     asks_revert,
     asks_test_change,
     at,
+    is_test_path,
     make,
     one_line,
     repairs,
@@ -164,7 +164,7 @@ class TrajectoryDetector:
             s.text for s in view.segments if s.kind in ("output", "read", "command", "user")
         )
         best: tuple[float, Segment] | None = None
-        edits = [s for s in view.code if s.op and s.path and TEST_PATH.search(s.path)]
+        edits = [s for s in view.code if s.op and s.path and is_test_path(s.path)]
         matchers = field_matchers(view)
         removed = {(s.order, s.path): s.text for s in edits if s.op == "diff_del"}
         replaced = {(s.order, s.path) for s in edits if s.op in ("diff_add", "edit", "write")}
