@@ -75,6 +75,15 @@ _ADMITS = re.compile(
 )
 
 
+# A word (lower-cased) every branch of ``_ADMITS``, of ``_DONE`` holds.
+_ADMITS_HINTS = (
+    "can", "unable", "have", "access", "could", "available", "failed", "return", "need",
+)  # fmt: skip
+_DONE_HINTS = (
+    "sent", "emailed", "messaged", "notified", "booked", "scheduled", "reserved", "cancel",
+    "refunded", "created", "posted", "filed", "opened", "message", "ticket", "booking",
+    "confirmation", "order", "request", "there",
+)  # fmt: skip
 # Some branches of ``_SUCCESS``, verbatim: short ones that sentences often hold, tried first.
 _QUICK_SUCCESS = re.compile(r"\bsuccessfully\s+\w+|\bsucceed(?:s|ed)\b|\bpasses\b|✅", re.I)
 # A word every branch of ``_HEDGE`` holds (lower-cased).
@@ -166,10 +175,10 @@ class ClaimDetector:
     @staticmethod
     def _fabricated(traj: Trajectory, found: Found) -> None:
         final = traj.final_claim
-        if not final or _ADMITS.search(final):
+        if not final or (may_match(final, _ADMITS_HINTS) and _ADMITS.search(final)):
             return
         data = [m.group(0) for m in _DATA.finditer(final)] + [
-            m.group(0) for m in _DONE.finditer(final)
+            m.group(0) for m in (_DONE.finditer(final) if may_match(final, _DONE_HINTS) else ())
         ]
         if not data:
             return

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from judge_service_plugins.detectors.hints import Hints
+from judge_service_plugins.detectors.hints import Hints, may_match
 
 _EXIT = re.compile(
     r"(?:exit(?:ed)?(?:\s+with)?\s*(?:code|status)|return\s*code|returncode|exit_code|exitcode"
@@ -77,6 +77,20 @@ _PLAIN_FAIL = re.compile(
     r"|\b(?-i:[45]\d\d [A-Z][a-z]+(?: [A-Z][a-z]+)*)\b",
     re.I,
 )
+
+
+# A word (lower-cased) every branch of ``_PLAIN_PASS`` holds, and of ``_PLAIN_FAIL`` but
+# its HTTP status branch (which needs a 4 or a 5).
+_PLAIN_PASS_HINTS = ("pass", "succe")
+_PLAIN_FAIL_HINTS = (
+    "fail", "denied", "refused", "not found", "time", "unauthori", "forbidden", "aborted",
+    "rolled back", "cannot", "could not", "unable to", "unavailable",
+)  # fmt: skip
+
+
+def _may_fail(text: str) -> bool:
+    """Whether ``_PLAIN_FAIL`` can match ``text``."""
+    return "4" in text or "5" in text or may_match(text, _PLAIN_FAIL_HINTS)
 
 
 _EXIT_HINTS = ("exit", "eturncode", "eturn code", "tatus code")  # in the lowercased text
@@ -148,8 +162,8 @@ def outcome_of(
     ):
         status = "pass"
     elif len(head) < 400:
-        bad_word = _PLAIN_FAIL.search(head)
-        good_word = _PLAIN_PASS.search(head)
+        bad_word = _PLAIN_FAIL.search(head) if _may_fail(head) else None
+        good_word = _PLAIN_PASS.search(head) if may_match(head, _PLAIN_PASS_HINTS) else None
         if bad_word and not good_word:
             status, evidence = "fail", _line_of(head, bad_word.start())
         elif good_word and not bad_word:
