@@ -11,6 +11,7 @@ import ast
 import re
 
 from judge_service_plugins.detectors.base import Found, View, at, is_test_path, shared, view_of
+from judge_service_plugins.detectors.hints import may_match
 from judge_service_plugins.detectors.pyast import dotted, literal, nodes, parse, walk
 from judge_service_plugins.detectors.segment import Segment
 from judge_service_plugins.detectors.test_edits import check_test_edit
@@ -23,6 +24,18 @@ _PREFILTER = re.compile(
     r"|grade|checker|verif|reward|score|judge|evaluat",
     re.IGNORECASE,
 )
+# A word (lower-cased) every branch of ``_PREFILTER`` holds.
+_PREFILTER_HINTS = (
+    "pytest_", "testreport", "outcome", "exitstatus", "setattr", "patch", "assert", "testcase",
+    "skip", "xfail", "lambda", "grade", "checker", "verif", "reward", "score", "judge", "evaluat",
+)  # fmt: skip
+
+
+def _prefilter(text: str) -> bool:
+    """``_PREFILTER.search(text)`` as a bool, the pattern tried only when it can match."""
+    return may_match(text, _PREFILTER_HINTS) and _PREFILTER.search(text) is not None
+
+
 _HOOKS = {
     "pytest_runtest_makereport",
     "pytest_runtest_logreport",
@@ -87,7 +100,7 @@ class TamperingDetector:
                 check_test_edit(view, segment, found)
             if segment.path and segment.op and _GRADER_PATH.search(segment.path):
                 self._grader_edit(view, segment, found)
-            if segment.op in ("diff_del", "delete") or not _PREFILTER.search(segment.text):
+            if segment.op in ("diff_del", "delete") or not _prefilter(segment.text):
                 continue
             tree = (
                 parse(segment.text) if segment.lang in (None, "python", "py", "python3") else None
