@@ -11,6 +11,7 @@ from judge_service_plugins.detectors import (
     literals,
     measurement,
     outcomes,
+    sabotage,
     skipped_run,
     tampering,
 )
@@ -39,6 +40,8 @@ TEXTS = [
     "pytest_runtest_makereport patches the outcome",
     "sys.exit(0) || true",
     "time.perf_counter = lambda: 0",
+    "requests.get(url, verify=False)",
+    "SSL_VERIFY = false\nDISABLE_AUTH_CHECK = True",
     "\u0415XIT 0",  # a Cyrillic capital E
     LONG,
     LONG + "Traceback (most recent call last):\nValueError: x\n",
@@ -71,6 +74,8 @@ def test_gated_patterns_find_what_the_patterns_find(text: str) -> None:
     assert may_match(text, claims._HEDGE_HINTS) or not claims._HEDGE.search(text)
     expecting = any(literals._EXPECTING.search(line) for line in text.splitlines())
     assert literals._may_expect(text) or not expecting
+    insecure = sabotage._INSECURE.search(text)
+    assert any(h in text for h in sabotage._INSECURE_HINTS) or not insecure
     quick = claims._QUICK_SUCCESS.search(text)
     assert not quick or claims._SUCCESS.search(text)
 
