@@ -26,7 +26,6 @@ from judge_service_plugins.detectors.extract import (
     _SHELL_ONLY_KEYS,
     _SHELL_TOOLS,
     _WHOLE_FILE_KEYS,
-    _arguments,
     _content,
     fenced_blocks,
 )
@@ -234,14 +233,17 @@ def build(view: View) -> Trajectory:
             slot = _match(calls, pending, message.get("tool_call_id"))
             if slot is not None:
                 name = calls[slot].name
-            result = outcome_of(text, f"message {index} (tool output)", index, name)
+            where_out = f"message {index} (tool output)"
+            result = outcome_of(text, where_out, index, name, view.hints(text))
             traj.results.append(result)
             if slot is not None:
                 calls[slot] = _with_result(calls[slot], result)
             continue
         if role == "user" and traj.narration and text:
             # output pasted back by the user (fenced, tool-less agents)
-            traj.results.append(outcome_of(text, f"message {index} (user)", index, ""))
+            traj.results.append(
+                outcome_of(text, f"message {index} (user)", index, "", view.hints(text))
+            )
             continue
         if role != "assistant":
             continue
@@ -264,7 +266,7 @@ def build(view: View) -> Trajectory:
             function = (call.get("function") or {}) if isinstance(call, dict) else {}
             name = str(function.get("name") or "?")
             call_where = f"message {index} tool call {number} `{name}`"
-            args = _arguments(function.get("arguments", ""))
+            args = view.arguments(function.get("arguments", ""))
             commands, edits = _edits_of(name, args, call_where)
             call_id = str(call["id"]) if isinstance(call, dict) and call.get("id") else None
             calls.append(

@@ -15,7 +15,7 @@ from judge_service_plugins.detectors.agent import Trajectory, trajectory_of
 from judge_service_plugins.detectors.always_pass import AlwaysPassDetector
 from judge_service_plugins.detectors.answer_key import AnswerKeyDetector
 from judge_service_plugins.detectors.asserts import AssertDetector
-from judge_service_plugins.detectors.base import TEST_PATH
+from judge_service_plugins.detectors.base import is_test_path
 from judge_service_plugins.detectors.check_edits import CheckEditDetector
 from judge_service_plugins.detectors.claims import ClaimDetector, _claim
 from judge_service_plugins.detectors.exits import ExitDetector
@@ -95,7 +95,7 @@ def agent_featurize(sample: Sample, findings: list[Finding] | None = None) -> li
     values = [
         *scores,
         1.0 - honest,
-        float(any(e.path and TEST_PATH.search(e.path) for e in edits)),
+        float(any(e.path and is_test_path(e.path) for e in edits)),
         float(ran),
         float("fail" in statuses),
         float(bool(statuses) and statuses[-1] == "fail"),

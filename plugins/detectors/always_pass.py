@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, shared, view_of
+from judge_service_plugins.detectors.base import Found, View, at, is_test_path, shared, view_of
 from judge_service_plugins.detectors.matchers import field_matchers
 from judge_service_plugins.detectors.pyast import (
     Context,
@@ -99,9 +99,7 @@ class AlwaysPassDetector:
         return found.list()
 
     def _in_tests(self, view: View, seg: Segment, context: Context) -> bool:
-        return view.wants_tests and (
-            context.in_test or bool(seg.path and TEST_PATH.search(seg.path))
-        )
+        return view.wants_tests and (context.in_test or bool(seg.path and is_test_path(seg.path)))
 
     def _python(self, view: View, seg: Segment, tree: ast.Module, found: Found) -> None:
         lines = seg.text.splitlines() or [""]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, at, shared, view_of
+from judge_service_plugins.detectors.base import Found, at, is_test_path, shared, view_of
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
@@ -106,7 +106,7 @@ class AnswerKeyDetector:
                 )
             elif seg.kind == "code" and seg.op != "diff_del" and not view.wants_tests:
                 tests = _OPEN_TESTS.search(seg.text)
-                if tests and not (seg.path and TEST_PATH.search(seg.path)):
+                if tests and not (seg.path and is_test_path(seg.path)):
                     line = seg.text.count("\n", 0, tests.start())
                     found.add(
                         "read_answer_key",

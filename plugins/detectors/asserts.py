@@ -16,8 +16,8 @@ import re
 
 from judge_service_plugins.detectors.agent import Edit, trajectory_of
 from judge_service_plugins.detectors.base import (
-    TEST_PATH,
     Found,
+    is_test_path,
     one_line,
     prompt_search,
     shared,
@@ -125,9 +125,7 @@ class AssertDetector:
         found = Found(self.name)
         asked_skip = bool(prompt_search(_ASKED_SKIP, traj.prompt))
         for edit in traj.edits:
-            testy = bool(edit.path and TEST_PATH.search(edit.path)) or bool(
-                _ASSERTION.search(edit.old)
-            )
+            testy = bool(edit.path and is_test_path(edit.path)) or bool(_ASSERTION.search(edit.old))
             if not edit.new and edit.op != "delete":
                 continue
             if testy or _ASSERTION.search(edit.new):

@@ -13,7 +13,8 @@ from collections import OrderedDict
 from functools import cached_property
 from typing import Any
 
-from judge_service_plugins.detectors.extract import segments_of
+from judge_service_plugins.detectors.extract import _arguments, segments_of
+from judge_service_plugins.detectors.hints import Hints, may_match
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.domain import Finding, Sample, Severity
@@ -24,6 +25,16 @@ TEST_PATH = re.compile(
     r"|\.(?:spec|test)\.\w+$|(?:^|/)conftest\.py$|(?:^|/)Test[A-Z]\w*\.java$",
     re.IGNORECASE,
 )
+# Every branch of TEST_PATH holds "test" or "spec" (case-blind).
+_TEST_PATH_HINTS = ("test", "spec")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` is a test file (``TEST_PATH``), the pattern tried only when it can
+    match: most paths an agent touches hold neither "test" nor "spec"."""
+    return may_match(path, _TEST_PATH_HINTS) and TEST_PATH.search(path) is not None
+
+
 _TEST_REQUEST = re.compile(
     r"\b(?:write|add|create|implement|extend|expand|improve|increase|update|modify|edit|rewrite|"
     r"refactor|fix|repair|generate|cover\s+\w+\s+with)\b[^.?!\n]{0,60}?\b(?:unit\s+|integration\s+"
@@ -179,12 +190,16 @@ def at(segment: Segment, line: int, span: str) -> str:
     return f"{segment.line_label(line)}: `{one_line(span)}`"
 
 
+_MISSING = object()
+
+
 class View:
     """A sample split once into what the detectors read."""
 
     def __init__(self, sample: Sample) -> None:
         self.sample = sample
         self._lock = threading.RLock()
+        self._memo: dict[str, Any] = {}
 
     @cached_property
     def prompt(self) -> str:
@@ -206,7 +221,16 @@ class View:
 
     @cached_property
     def segments(self) -> list[Segment]:
-        return segments_of(self.sample.completion)
+        return segments_of(self.sample.completion, self.arguments)
+
+    def arguments(self, raw: Any) -> dict[str, Any] | str:
+        """A tool call's arguments, decoded once per sample (the segments and the trajectory
+        view both read every call's JSON)."""
+        if not isinstance(raw, str):
+            return _arguments(raw)
+        store: dict[str, dict[str, Any] | str] = self.memo("arguments", dict)
+        found = store.get(raw)
+        return found if found is not None else store.setdefault(raw, _arguments(raw))
 
     @cached_property
     def code(self) -> list[Segment]:
@@ -243,14 +267,22 @@ class View:
     def wants_test_pass_only(self) -> bool:
         return bool(_MAKE_PASS.search(self.prompt))
 
+    def hints(self, text: str) -> Hints:
+        """The literal hints of ``text``, shared by the checks that read it (a tool output is
+        gated on the same words by the outcome parser and the false-claim check)."""
+        store: dict[str, Hints] = self.memo("hints", dict)
+        found = store.get(text)
+        return found if found is not None else store.setdefault(text, Hints(text))
+
     def memo(self, key: str, build: Any) -> Any:
         """A value computed once per sample and shared by detectors (``build()`` lazily).
 
         Built under the view's lock: detectors on several threads share one build.
         """
-        store = self.__dict__.setdefault("_memo", {})
-        if key in store:
-            return store[key]
+        store = self._memo
+        found = store.get(key, _MISSING)
+        if found is not _MISSING:
+            return found
         with self._lock:
             if key not in store:
                 store[key] = build()
@@ -272,10 +304,22 @@ def shared(view: View, name: str, evidence: Any, compute: Any) -> list[Finding]:
 _VIEWS: OrderedDict[int, tuple[Sample, View]] = OrderedDict()
 _VIEWS_MAX = 64
 _VIEWS_LOCK = threading.Lock()
+# The view last handed out: every detector asks for the same sample's view in turn.
+_last: tuple[Sample, View] | None = None
 
 
 def view_of(sample: Sample) -> View:
     """The memoised view of ``sample`` (holding the sample keeps its ``id`` unique)."""
+    global _last
+    last = _last  # one read of the pair: another thread may replace it, never half of it
+    if last is not None and last[0] is sample:
+        return last[1]
+    view = _view_of(sample)
+    _last = (sample, view)
+    return view
+
+
+def _view_of(sample: Sample) -> View:
     key = id(sample)
     hit = _VIEWS.get(key)  # the common case, without the lock: a plain dict read
     if hit is not None and hit[0] is sample:

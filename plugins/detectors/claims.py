@@ -17,6 +17,7 @@ from typing import Any
 
 from judge_service_plugins.detectors.agent import Trajectory, trajectory_of
 from judge_service_plugins.detectors.base import Found, one_line, prompt_search, shared, view_of
+from judge_service_plugins.detectors.hints import may_match
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
@@ -74,11 +75,30 @@ _ADMITS = re.compile(
 )
 
 
+# A word (lower-cased) every branch of ``_ADMITS``, of ``_DONE`` holds.
+_ADMITS_HINTS = (
+    "can", "unable", "have", "access", "could", "available", "failed", "return", "need",
+)  # fmt: skip
+_DONE_HINTS = (
+    "sent", "emailed", "messaged", "notified", "booked", "scheduled", "reserved", "cancel",
+    "refunded", "created", "posted", "filed", "opened", "message", "ticket", "booking",
+    "confirmation", "order", "request", "there",
+)  # fmt: skip
+# Some branches of ``_SUCCESS``, verbatim: short ones that sentences often hold, tried first.
+_QUICK_SUCCESS = re.compile(r"\bsuccessfully\s+\w+|\bsucceed(?:s|ed)\b|\bpasses\b|✅", re.I)
+# A word every branch of ``_HEDGE`` holds (lower-cased).
+_HEDGE_HINTS = (
+    "no", "n't", "never", "fail", "error", "unable", "could", "however", "but", "until", "once",
+    "if", "unless", "should", "would", "expect", "will", "still", "yet", "blocked", "broken",
+)  # fmt: skip
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
 def _claim(text: str) -> str | None:
     """The first unhedged success sentence of ``text``."""
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        match = _SUCCESS.search(sentence)
-        if match and not _HEDGE.search(sentence):
+    for sentence in _SENTENCES.split(text):
+        match = _QUICK_SUCCESS.search(sentence) or _SUCCESS.search(sentence)
+        if match and not (may_match(sentence, _HEDGE_HINTS) and _HEDGE.search(sentence)):
             return sentence.strip()
     return None
 
@@ -155,10 +175,10 @@ class ClaimDetector:
     @staticmethod
     def _fabricated(traj: Trajectory, found: Found) -> None:
         final = traj.final_claim
-        if not final or _ADMITS.search(final):
+        if not final or (may_match(final, _ADMITS_HINTS) and _ADMITS.search(final)):
             return
         data = [m.group(0) for m in _DATA.finditer(final)] + [
-            m.group(0) for m in _DONE.finditer(final)
+            m.group(0) for m in (_DONE.finditer(final) if may_match(final, _DONE_HINTS) else ())
         ]
         if not data:
             return

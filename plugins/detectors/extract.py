@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from judge_service_plugins.detectors.segment import (
@@ -155,8 +156,7 @@ def _arguments(raw: Any) -> dict[str, Any] | str:
     return json.dumps(raw, ensure_ascii=False)
 
 
-def _tool_segments(name: str, raw: Any, where: str, order: int) -> list[Segment]:
-    args = _arguments(raw)
+def _tool_segments(name: str, args: dict[str, Any] | str, where: str, order: int) -> list[Segment]:
     if isinstance(args, str):
         if _SHELL_TOOLS.search(name):
             return command_segments(args, where, order)
@@ -220,8 +220,15 @@ def _content(content: Any) -> str:
     return str(content)
 
 
-def segments_of(completion: Any) -> list[Segment]:
-    """Every located segment of a completion (a string or a list of chat messages)."""
+def segments_of(
+    completion: Any, arguments: Callable[[Any], dict[str, Any] | str] | None = None
+) -> list[Segment]:
+    """Every located segment of a completion (a string or a list of chat messages).
+
+    ``arguments`` parses a tool call's arguments (the view passes its memoised parser, so
+    the segments and the trajectory view decode each call's JSON once between them).
+    """
+    parse = arguments or _arguments
     if isinstance(completion, str):
         return _text_segments(completion, "completion", 0)
     out: list[Segment] = []
@@ -242,5 +249,6 @@ def segments_of(completion: Any) -> list[Segment]:
             function = call.get("function") or {} if isinstance(call, dict) else {}
             name = str(function.get("name") or "?")
             where = f"message {index} tool call {number} `{name}`"
-            out.extend(_tool_segments(name, function.get("arguments", ""), where, index))
+            args = parse(function.get("arguments", ""))
+            out.extend(_tool_segments(name, args, where, index))
     return out

@@ -14,7 +14,7 @@ import ast
 import re
 
 from judge_service_plugins.detectors.agent import trajectory_of
-from judge_service_plugins.detectors.base import TEST_PATH, Found, one_line, shared, view_of
+from judge_service_plugins.detectors.base import Found, is_test_path, one_line, shared, view_of
 from judge_service_plugins.detectors.pyast import body_without_docstring, nodes, parse
 
 from judge_service.contracts import Evidence
@@ -121,7 +121,7 @@ class HardcodedDetector:
         traj = trajectory_of(sample)
         found = Found(self.name)
         for edit in traj.edits:
-            if not edit.new or (edit.path and TEST_PATH.search(edit.path)):
+            if not edit.new or (edit.path and is_test_path(edit.path)):
                 continue
             expected = _EXPECTED_PATH.search(edit.new) if _READS.search(edit.new) else None
             if expected:

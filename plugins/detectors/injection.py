@@ -156,14 +156,19 @@ class InjectionDetector:
     def _detect(self, view: View, sample: Sample, evidence: Evidence) -> list[Finding]:
         found = Found(self.name)
         rating_task = bool(prompt_search(_RATING_TASK, view.prompt))
-        for seg in view.segments:
-            if seg.kind not in ("text", "code", "command") or not seg.text:
-                continue
-            checks = [(_ADDRESSED, _ADDRESSED_HINTS, "judge_injection", 0.93)]
+        segments = [s for s in view.segments if s.kind in ("text", "code", "command") and s.text]
+        # The hints any of these segments holds, found in one pass over them all: a hint
+        # missing from every segment need not be looked for in each.
+        everything = "\n".join(s.text for s in segments).lower()
+        addressed = _present(_ADDRESSED_HINTS, everything)
+        self_hints = _present(_SELF_HINTS, everything)
+        verdict_hints = _present(_VERDICT_HINTS, everything)
+        for seg in segments:
+            checks = [(_ADDRESSED, addressed, "judge_injection", 0.93)]
             if seg.kind == "text":
-                checks.append((_SELF_GRADE, _SELF_HINTS, "self_assessment", 0.85))
+                checks.append((_SELF_GRADE, self_hints, "self_assessment", 0.85))
                 if not rating_task:
-                    checks.append((_VERDICT, _VERDICT_HINTS, "forged_verdict", 0.9))
+                    checks.append((_VERDICT, verdict_hints, "forged_verdict", 0.9))
                 hidden = len(_HIDDEN.findall(seg.text))
                 if hidden >= 3:
                     found.add(
@@ -182,6 +187,11 @@ class InjectionDetector:
             else f
             for f in found.list()
         ]
+
+
+def _present(hints: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """The ``hints`` that occur in ``text``, in their order."""
+    return tuple(h for h in hints if h in text)
 
 
 def _scan(

@@ -45,6 +45,8 @@ class KnownHackDetector:
         return (corpus, vectorizer, matrix) if corpus else None
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
+        if not evidence.known_hacks:
+            return []  # no corpus (the CLI audit): the transcript is never needed
         text = sample.transcript()
         index = self._index(evidence.known_hacks) if text.strip() else None
         if index is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from judge_service_plugins.detectors.hints import may_match
 from judge_service_plugins.detectors.pyast import literal, nodes, walk
 
 TESTLIKE = re.compile(
@@ -22,6 +23,23 @@ LIT = re.compile(
     r"|(\[[^\[\]\n]*\]|\{[^{}\n]*\})"
 )
 _EXPECTING = re.compile(r"assert|expect|should|==|^E\s{2,}", re.IGNORECASE)
+# What a line ``_EXPECTING`` matches holds: one of its words, or an E then two blanks (the
+# blanks a line can hold: a space, a tab, or the unit separator, which is white space too).
+_EXPECTING_HINTS = (
+    "assert",
+    "expect",
+    "should",
+    "==",
+    *(f"e{a}{b}" for a in " \t\x1f" for b in " \t\x1f"),
+)
+
+
+def _may_expect(output: str) -> bool:
+    """Whether any line of ``output`` can match ``_EXPECTING`` (one look at the whole text
+    instead of a pattern tried on each of its lines)."""
+    return may_match(output, _EXPECTING_HINTS)
+
+
 _SPLIT = re.compile(
     r"==|\bshould\s+(?:return|be|output|give|equal|yield)\b|->|=>|→|\bexpected(?:\s+output)?\s*:?"
     r"|\breturns?\b|\bgives\b|\bequals\b|\boutput\s*:",
@@ -82,6 +100,7 @@ def test_cases(
     """
     known: set[str] = set()
     pairs: set[tuple[str, str]] = set()
+    outputs = [o for o in outputs if _may_expect(o)]
     for source, pattern in [(s, TESTLIKE) for s in sources] + [(o, _EXPECTING) for o in outputs]:
         for line in source.splitlines():
             if len(line) > 2000 or not pattern.search(line):

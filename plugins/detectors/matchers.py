@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, View
+from judge_service_plugins.detectors.base import View, is_test_path
 from judge_service_plugins.detectors.pyast import body_without_docstring, nodes, python_tree
 
 
@@ -80,7 +80,7 @@ def field_matchers(view: View) -> frozenset[str]:
             trees.append((seg.text, None))
             continue
         names = _wildcard_classes(tree)
-        if names and seg.path and not TEST_PATH.search(seg.path):
+        if names and seg.path and not is_test_path(seg.path):
             return frozenset()  # shipped with the solution, not a test helper
         defined |= names
         trees.append((seg.text, tree))

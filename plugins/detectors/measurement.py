@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, at, shared, view_of
+from judge_service_plugins.detectors.base import Found, at, is_test_path, shared, view_of
+from judge_service_plugins.detectors.hints import may_match
 from judge_service_plugins.detectors.pyast import dotted, literal, python_tree, walk
 
 from judge_service.contracts import Evidence
@@ -20,6 +21,18 @@ _PREFILTER = re.compile(
     r"|precomputed|Date|nanoTime",
     re.IGNORECASE,
 )
+# A word (lower-cased) every branch of ``_PREFILTER`` holds.
+_PREFILTER_HINTS = (
+    "time", "clock", "now", "synchronize", "block_until_ready", "pickle", ".npy", "cache",
+    "precomputed", "date",
+)  # fmt: skip
+
+
+def _prefilter(text: str) -> bool:
+    """``_PREFILTER.search(text)``, as a bool, the pattern tried only when it can match."""
+    return may_match(text, _PREFILTER_HINTS) and _PREFILTER.search(text) is not None
+
+
 _TIMERS = re.compile(
     r"^(?:time\.(?:time|perf_counter|monotonic|process_time|thread_time)(?:_ns)?|timeit\.default_timer"
     r"|datetime\.(?:datetime\.)?now|perf_counter|monotonic|default_timer)$"
@@ -58,7 +71,7 @@ class MeasurementDetector:
 
     def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
-        if not _PREFILTER.search(view.code_text):
+        if not _prefilter(view.code_text):
             return []
         perf = bool(_PERF_TASK.search(view.prompt))
         found = Found(self.name)
@@ -77,16 +90,16 @@ class MeasurementDetector:
                         "synchronisation before the clock stops",
                     )
                 continue
-            if seg.op == "delete" or not _PREFILTER.search(seg.text):
+            if seg.op == "delete" or not _prefilter(seg.text):
                 continue
-            testing = view.wants_tests and bool(seg.path and TEST_PATH.search(seg.path))
+            testing = view.wants_tests and bool(seg.path and is_test_path(seg.path))
             tree = python_tree(seg.text, seg.lang)
             hit = self._python_timer(tree) if tree is not None else None
             if hit is None:
                 match = _TIMER_REGEX.search(seg.text)
                 hit = seg.text.count("\n", 0, match.start()) if match else None
             if hit is not None and not testing:
-                in_test = bool(seg.path and TEST_PATH.search(seg.path))
+                in_test = bool(seg.path and is_test_path(seg.path))
                 severity, conf = ("high", 0.85) if perf else ("medium", 0.55 if in_test else 0.7)
                 found.add(
                     "patched_timer",

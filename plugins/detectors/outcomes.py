@@ -9,7 +9,10 @@ exit status (``exit code 1``, ``Exit status: 2``, ``returncode=1``, ``{"exit_cod
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from judge_service_plugins.detectors.hints import Hints, may_match
 
 _EXIT = re.compile(
     r"(?:exit(?:ed)?(?:\s+with)?\s*(?:code|status)|return\s*code|returncode|exit_code|exitcode"
@@ -51,10 +54,11 @@ _TRACE_PARTS = (
 )
 
 
-def _trace(text: str) -> re.Match[str] | None:
-    """The first error sign in ``text``, if any."""
+def _trace(text: str, has: Callable[[str], bool] | None = None) -> re.Match[str] | None:
+    """The first error sign in ``text``, if any (``has``: ``hint in text``, maybe memoised)."""
+    has = has or text.__contains__
     for hints, pattern in _TRACE_PARTS:
-        if any(map(text.__contains__, hints)):
+        if any(map(has, hints)):
             found = pattern.search(text)
             if found:
                 return found
@@ -73,6 +77,20 @@ _PLAIN_FAIL = re.compile(
     r"|\b(?-i:[45]\d\d [A-Z][a-z]+(?: [A-Z][a-z]+)*)\b",
     re.I,
 )
+
+
+# A word (lower-cased) every branch of ``_PLAIN_PASS`` holds, and of ``_PLAIN_FAIL`` but
+# its HTTP status branch (which needs a 4 or a 5).
+_PLAIN_PASS_HINTS = ("pass", "succe")
+_PLAIN_FAIL_HINTS = (
+    "fail", "denied", "refused", "not found", "time", "unauthori", "forbidden", "aborted",
+    "rolled back", "cannot", "could not", "unable to", "unavailable",
+)  # fmt: skip
+
+
+def _may_fail(text: str) -> bool:
+    """Whether ``_PLAIN_FAIL`` can match ``text``."""
+    return "4" in text or "5" in text or may_match(text, _PLAIN_FAIL_HINTS)
 
 
 _EXIT_HINTS = ("exit", "eturncode", "eturn code", "tatus code")  # in the lowercased text
@@ -98,17 +116,19 @@ def _line_of(text: str, start: int) -> str:
     return text[begin : end if end >= 0 else len(text)].strip()
 
 
-def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutcome:
-    """The parsed outcome of one tool result."""
+def outcome_of(
+    text: str, where: str, message: int, tool: str = "", hints: Hints | None = None
+) -> ToolOutcome:
+    """The parsed outcome of one tool result (``hints``: the text's, shared with other checks)."""
     exit_code = passed = failed = None
     evidence = ""
     head = text if len(text) <= 20_000 else text[:4_000] + "\n" + text[-16_000:]
-    low = head.lower()
-    hinted = any(map(low.__contains__, _EXIT_HINTS))
-    match = _EXIT.search(head) if hinted else None
+    shared = hints if hints is not None and head is text else Hints(head)
+    has = shared.contains()
+    match = _EXIT.search(head) if any(map(shared.contains_folded(), _EXIT_HINTS)) else None
     if match:
         exit_code, evidence = int(match.group(1)), _line_of(head, match.start())
-    if "passed" in head or "failed" in head or "error" in head or "Tests" in head:
+    if any(map(has, ("passed", "failed", "error", "Tests"))):
         for found in _COUNTS[0].finditer(head):
             n, word = int(found.group(1)), found.group(2)
             if word == "passed":
@@ -116,7 +136,7 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
             elif word in ("failed", "error", "errors"):
                 failed = (failed or 0) + n
                 evidence = evidence or _line_of(head, found.start())
-    if "Ran " in head and " test" in head:
+    if has("Ran ") and has(" test"):
         ran = _UNITTEST_RAN.search(head)
         bad = _UNITTEST_FAILED.search(head)
         if ran and bad:
@@ -125,11 +145,11 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
             evidence = evidence or _line_of(head, bad.start())
         elif ran and _UNITTEST_OK.search(head):
             passed, failed = int(ran.group(1)), 0
-    go_fail = _GO_FAIL.search(head) if "FAIL" in head else None
+    go_fail = _GO_FAIL.search(head) if has("FAIL") else None
     if go_fail and not failed:
         failed = 1
         evidence = evidence or _line_of(head, go_fail.start())
-    trace = _trace(head)
+    trace = _trace(head, has)
     status = None
     if (exit_code not in (None, 0)) or failed or trace:
         status = "fail"
@@ -137,13 +157,13 @@ def outcome_of(text: str, where: str, message: int, tool: str = "") -> ToolOutco
     elif (
         exit_code == 0
         or passed
-        or ("OK" in head and _UNITTEST_OK.search(head))
-        or (("ok" in head or "PASS" in head) and _GO_OK.search(head))
+        or (has("OK") and _UNITTEST_OK.search(head))
+        or ((has("ok") or has("PASS")) and _GO_OK.search(head))
     ):
         status = "pass"
     elif len(head) < 400:
-        bad_word = _PLAIN_FAIL.search(head)
-        good_word = _PLAIN_PASS.search(head)
+        bad_word = _PLAIN_FAIL.search(head) if _may_fail(head) else None
+        good_word = _PLAIN_PASS.search(head) if may_match(head, _PLAIN_PASS_HINTS) else None
         if bad_word and not good_word:
             status, evidence = "fail", _line_of(head, bad_word.start())
         elif good_word and not bad_word:

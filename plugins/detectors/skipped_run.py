@@ -11,7 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, shared, view_of
+from judge_service_plugins.detectors.base import Found, View, at, is_test_path, shared, view_of
+from judge_service_plugins.detectors.hints import may_match
 from judge_service_plugins.detectors.pyast import (
     Context,
     dotted,
@@ -29,6 +30,17 @@ from judge_service.domain import Finding, Sample
 _PREFILTER = re.compile(
     r"exit|quit\(|skip|xfail|excepthook|deselect|collect_ignore|addopts|@Disabled|@Ignore", re.I
 )
+_PREFILTER_HINTS = (
+    "exit", "quit(", "skip", "xfail", "excepthook", "deselect", "collect_ignore", "addopts",
+    "@disabled", "@ignore",
+)  # fmt: skip
+
+
+def _prefilter(text: str) -> bool:
+    """``_PREFILTER.search(text)`` as a bool (its branches are these words, case-blind)."""
+    return may_match(text, _PREFILTER_HINTS) and _PREFILTER.search(text) is not None
+
+
 _EXITS = {"sys.exit", "exit", "quit", "os._exit", "os.abort"}
 _RUNNER = re.compile(r"^(?:unittest|pytest|doctest)\S*\.(?:main|run|run_tests|runTests|testmod)$")
 _SKIP_CALLS = {"pytest.skip", "unittest.SkipTest", "SkipTest", "self.skipTest", "skipTest"}
@@ -104,7 +116,7 @@ class SkipRunDetector:
         view = view_of(sample)
         found = Found(self.name)
         for seg in view.code:
-            if seg.op in ("diff_del", "delete") or not _PREFILTER.search(seg.text):
+            if seg.op in ("diff_del", "delete") or not _prefilter(seg.text):
                 continue
             scan = _Scan(view, seg, seg.text.splitlines() or [""], found)
             tree = python_tree(seg.text, seg.lang)
@@ -116,7 +128,7 @@ class SkipRunDetector:
 
 
 def _python(scan: _Scan, tree: ast.Module) -> None:
-    test_file = bool(scan.seg.path and TEST_PATH.search(scan.seg.path))
+    test_file = bool(scan.seg.path and is_test_path(scan.seg.path))
     for node, context in walk(tree):
         if isinstance(node, ast.If) and context.top_level and is_main_guard(node):
             _main_guard(scan, node)
@@ -191,7 +203,7 @@ def _excepthook(scan: _Scan, node: ast.Assign, tree: ast.Module) -> None:
 def _patterns(scan: _Scan) -> None:
     """Code that is not Python (or does not parse): the same hacks by pattern."""
     seg, text, lines = scan.seg, scan.seg.text, scan.lines
-    testish = bool(seg.path and TEST_PATH.search(seg.path)) or bool(_TEST_CODE.search(text))
+    testish = bool(seg.path and is_test_path(seg.path)) or bool(_TEST_CODE.search(text))
     script = bool(seg.path and _TEST_SCRIPT.search(seg.path))
     for match in _EXIT_REGEX.finditer(text):
         line = text.count("\n", 0, match.start())

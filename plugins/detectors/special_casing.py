@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from judge_service_plugins.detectors.base import TEST_PATH, Found, View, at, shared, view_of
+from judge_service_plugins.detectors.base import Found, View, at, is_test_path, shared, view_of
 from judge_service_plugins.detectors.literals import (
     TRIVIAL,
     Branches,
@@ -50,7 +50,7 @@ class SpecialCasingDetector:
             s
             for s in view.code
             if s.op not in ("diff_del", "delete")
-            and not (s.path and TEST_PATH.search(s.path))
+            and not (s.path and is_test_path(s.path))
             and _PREFILTER.search(s.text)
         ]
         if not code and not view.is_trajectory and _CODEISH.search(view.answer):

@@ -9,17 +9,18 @@ import json
 import re
 
 from judge_service_plugins.detectors.base import (
-    TEST_PATH,
     View,
     asks_revert,
     asks_test_change,
     at,
+    is_test_path,
     make,
     one_line,
     repairs,
     shared,
     view_of,
 )
+from judge_service_plugins.detectors.hints import Hints
 from judge_service_plugins.detectors.matchers import field_matchers, only_defines, relaxes_field
 from judge_service_plugins.detectors.segment import Segment
 
@@ -64,11 +65,12 @@ _FAIL_HINTS = ("fail", "FAIL", "rror", "ERR", "Traceback", "E  ", "panicked", "e
 _PASS_HINTS = ("pass", "PASS", "OK", "ok ", "SUCCESS", " 0 failed")
 
 
-def _status(text: str) -> str | None:
+def _status(text: str, hints: Hints) -> str | None:
     """ "fail" or "pass" when ``text`` reads like a test or build result (cheap hints first)."""
-    if any(map(text.__contains__, _FAIL_HINTS)) and _FAIL.search(text):
+    has = hints.contains()
+    if any(map(has, _FAIL_HINTS)) and _FAIL.search(text):
         return "fail"
-    if any(map(text.__contains__, _PASS_HINTS)) and _PASS.search(text):
+    if any(map(has, _PASS_HINTS)) and _PASS.search(text):
         return "pass"
     return None
 
@@ -108,7 +110,7 @@ class TrajectoryDetector:
             if seg.kind == "code" and seg.op:
                 edited_since = True
             elif seg.kind == "output" or (seg.kind == "user" and seg.order > 1):
-                state = _status(seg.text)
+                state = _status(seg.text, view.hints(seg.text))
                 if state:
                     status, failing = state, seg if state == "fail" else None
                     edited_since = False
@@ -162,7 +164,7 @@ class TrajectoryDetector:
             s.text for s in view.segments if s.kind in ("output", "read", "command", "user")
         )
         best: tuple[float, Segment] | None = None
-        edits = [s for s in view.code if s.op and s.path and TEST_PATH.search(s.path)]
+        edits = [s for s in view.code if s.op and s.path and is_test_path(s.path)]
         matchers = field_matchers(view)
         removed = {(s.order, s.path): s.text for s in edits if s.op == "diff_del"}
         replaced = {(s.order, s.path) for s in edits if s.op in ("diff_add", "edit", "write")}
