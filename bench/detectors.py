@@ -5,7 +5,8 @@ path as ``judge-service audit --no-llm``: parse the JSON line, run every install
 non-LLM detector, combine into ``hack_score``, serialise the result line. Two
 baselines over the very same rollouts are measured in the same run, and the ratios printed:
 a JSON round trip (parse + serialise, the floor of any audit), and a plain scan with
-30 regular expressions (what a naive pattern detector costs).
+30 regular expressions (what a naive pattern detector costs). Each rate is the best of three
+passes over the rollouts, after a warm-up pass.
 
 AUROC on the dev split is computed on held-out groups (GroupKFold by ``group_id``):
 the learned detector is trained on the other folds, and the held-out rows go through
@@ -151,11 +152,16 @@ def trajectory(index: int, size: int, rng: random.Random) -> str:
     return line
 
 
-def throughput(lines: list[str], detectors: list) -> dict[str, float]:
+def throughput(lines: list[str], detectors: list, repeats: int = 3) -> dict[str, float]:
     def timed(work) -> float:
-        start = time.process_time()
-        work()
-        return len(lines) / max(1e-9, time.process_time() - start)
+        """The best of ``repeats`` passes, as ``timeit`` advises: the slower passes measure
+        what else the machine did (here, CPU time swung by 20% from pass to pass)."""
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.process_time()
+            work()
+            best = min(best, time.process_time() - start)
+        return len(lines) / max(1e-9, best)
 
     def roundtrip() -> None:
         for line in lines:
