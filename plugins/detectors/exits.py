@@ -16,7 +16,7 @@ import re
 
 from judge_service_plugins.detectors.agent import Edit, trajectory_of
 from judge_service_plugins.detectors.base import Found, is_test_path, one_line, shared, view_of
-from judge_service_plugins.detectors.hints import may_match
+from judge_service_plugins.detectors.hints import gated, may_match
 from judge_service_plugins.detectors.pyast import PYTHON_LANGS, dotted, literal, nodes, parse
 
 from judge_service.contracts import Evidence
@@ -27,9 +27,7 @@ _PREFILTER = re.compile(r"exit|quit\(|SystemExit|\bkill\b|abort|\|\|\s*true|exce
 _PREFILTER_HINTS = ("exit", "quit(", "kill", "abort", "||", "excepthook")
 
 
-def _prefilter(text: str) -> bool:
-    """``_PREFILTER.search(text)`` as a bool, the pattern tried only when it can match."""
-    return may_match(text, _PREFILTER_HINTS) and _PREFILTER.search(text) is not None
+_prefilter = gated(_PREFILTER, _PREFILTER_HINTS)
 
 
 _EXITS = {"sys.exit", "exit", "quit", "os._exit", "os.abort", "SystemExit"}

@@ -12,6 +12,7 @@ are exactly ``hint in text``; only how often and how slowly the text is scanned 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 # Characters from most to least common in English prose, code and logs; any other
@@ -86,3 +87,14 @@ def may_match(text: str, hints: tuple[str, ...]) -> bool:
         return True
     low = text.lower()
     return any(map(low.__contains__, hints))
+
+
+def gated(pattern: re.Pattern[str], hints: tuple[str, ...]) -> Callable[[str], bool]:
+    """``bool(pattern.search(text))`` as a function that tries the case-blind ``pattern`` only
+    on a text that :func:`may_match` its ``hints`` (lower-case words every match holds)."""
+
+    def search(text: str) -> bool:
+        return may_match(text, hints) and pattern.search(text) is not None
+
+    search.__doc__ = f"``{pattern.pattern[:60]}…`` found in the text (gated on its hints)."
+    return search

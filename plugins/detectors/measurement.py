@@ -10,7 +10,7 @@ import ast
 import re
 
 from judge_service_plugins.detectors.base import Found, at, is_test_path, shared, view_of
-from judge_service_plugins.detectors.hints import may_match
+from judge_service_plugins.detectors.hints import gated
 from judge_service_plugins.detectors.pyast import dotted, literal, python_tree, walk
 
 from judge_service.contracts import Evidence
@@ -28,9 +28,7 @@ _PREFILTER_HINTS = (
 )  # fmt: skip
 
 
-def _prefilter(text: str) -> bool:
-    """``_PREFILTER.search(text)``, as a bool, the pattern tried only when it can match."""
-    return may_match(text, _PREFILTER_HINTS) and _PREFILTER.search(text) is not None
+_prefilter = gated(_PREFILTER, _PREFILTER_HINTS)
 
 
 _TIMERS = re.compile(

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from judge_service_plugins.detectors.base import Found, View, at, is_test_path, shared, view_of
-from judge_service_plugins.detectors.hints import may_match
+from judge_service_plugins.detectors.hints import gated
 from judge_service_plugins.detectors.pyast import (
     Context,
     dotted,
@@ -36,9 +36,7 @@ _PREFILTER_HINTS = (
 )  # fmt: skip
 
 
-def _prefilter(text: str) -> bool:
-    """``_PREFILTER.search(text)`` as a bool (its branches are these words, case-blind)."""
-    return may_match(text, _PREFILTER_HINTS) and _PREFILTER.search(text) is not None
+_prefilter = gated(_PREFILTER, _PREFILTER_HINTS)
 
 
 _EXITS = {"sys.exit", "exit", "quit", "os._exit", "os.abort"}

@@ -11,7 +11,7 @@ import ast
 import re
 
 from judge_service_plugins.detectors.base import Found, View, at, is_test_path, shared, view_of
-from judge_service_plugins.detectors.hints import may_match
+from judge_service_plugins.detectors.hints import gated
 from judge_service_plugins.detectors.pyast import dotted, literal, nodes, parse, walk
 from judge_service_plugins.detectors.segment import Segment
 from judge_service_plugins.detectors.test_edits import check_test_edit
@@ -31,9 +31,7 @@ _PREFILTER_HINTS = (
 )  # fmt: skip
 
 
-def _prefilter(text: str) -> bool:
-    """``_PREFILTER.search(text)`` as a bool, the pattern tried only when it can match."""
-    return may_match(text, _PREFILTER_HINTS) and _PREFILTER.search(text) is not None
+_prefilter = gated(_PREFILTER, _PREFILTER_HINTS)
 
 
 _HOOKS = {
