@@ -11,9 +11,11 @@ from judge_service_plugins.detectors import (
     literals,
     measurement,
     outcomes,
+    oversight,
     sabotage,
     skipped_run,
     tampering,
+    trajectory,
 )
 from judge_service_plugins.detectors.base import TEST_PATH, is_test_path
 from judge_service_plugins.detectors.hints import Hints, may_match
@@ -43,6 +45,9 @@ TEXTS = [
     "requests.get(url, verify=False)",
     "SSL_VERIFY = false\nDISABLE_AUTH_CHECK = True",
     "\u0415XIT 0",  # a Cyrillic capital E
+    "All te\u017fts pass now.",  # a success claim, spelled with a long s
+    "Nobody  is\nwatching, so I can skip it.",  # white space the narration gate folds
+    "I will qu\u0130etly skip the check.",  # a dotted capital I: case-blind "quietly"
     LONG,
     LONG + "Traceback (most recent call last):\nValueError: x\n",
     LONG.upper(),
@@ -76,6 +81,12 @@ def test_gated_patterns_find_what_the_patterns_find(text: str) -> None:
     assert literals._may_expect(text) or not expecting
     insecure = sabotage._INSECURE.search(text)
     assert any(h in text for h in sabotage._INSECURE_HINTS) or not insecure
+    claim = trajectory._claim_line(text) is not None
+    assert claim == any(
+        not trajectory._NEGATED.search(text[max(0, m.start() - 60) : m.start()])
+        for m in trajectory._CLAIM.finditer(text)
+    )
+    assert oversight._may_fake(text) or not oversight._FAKING.search(text)
     quick = claims._QUICK_SUCCESS.search(text)
     assert not quick or claims._SUCCESS.search(text)
 

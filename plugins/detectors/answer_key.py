@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 
 from judge_service_plugins.detectors.base import Found, at, is_test_path, shared, view_of
+from judge_service_plugins.detectors.hints import may_match
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
 
-# Searched in the lowercased commands and code (substring tests, cheaper than a pattern).
+# Words one of which the commands or code must hold (case-blind, ``may_match``).
 _PREFILTER = (
     "git", "grader", "grading", "answer", "expected", "golden", "truth", "hidden", "solution",
     "eval", "secret", "private", "curl", "wget", "reference", "open(", "read_text", "getsource",
@@ -83,8 +84,7 @@ class AnswerKeyDetector:
 
     def _detect(self, sample: Sample) -> list[Finding]:
         view = view_of(sample)
-        low = (view.command_text + view.code_text).lower()
-        if not any(map(low.__contains__, _PREFILTER)) and not any(
+        if not may_match(view.command_text + view.code_text, _PREFILTER) and not any(
             s.kind == "read" for s in view.segments
         ):
             return []

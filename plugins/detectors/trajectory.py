@@ -20,7 +20,7 @@ from judge_service_plugins.detectors.base import (
     shared,
     view_of,
 )
-from judge_service_plugins.detectors.hints import Hints
+from judge_service_plugins.detectors.hints import Hints, may_match
 from judge_service_plugins.detectors.matchers import field_matchers, only_defines, relaxes_field
 from judge_service_plugins.detectors.segment import Segment
 
@@ -242,8 +242,7 @@ _CLAIM_HINTS = ("test", "check", "fully", "fixed", "resolved", "everything", "wo
 
 def _claim_line(text: str) -> int | None:
     """The line of the first unhedged success claim in ``text``."""
-    low = text.lower()
-    if not any(map(low.__contains__, _CLAIM_HINTS)):
+    if not may_match(text, _CLAIM_HINTS):
         return None
     for match in _CLAIM.finditer(text):
         if not _NEGATED.search(text[max(0, match.start() - 60) : match.start()]):
