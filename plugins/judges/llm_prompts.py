@@ -197,7 +197,7 @@ def _fill(template: str, fields: dict[str, Any], rubric: Rubric | None, fence: A
     shaped = _shape(fields)
     if shaped is None:
         return _template(template).render(fence=fence, rubric=rubric, **fields)
-    shape, texts, stand_ins = shaped
+    shape, texts = shaped
     key = (template, shape, id(rubric))
     entry = _SKELETONS.get(key)
     if entry is not None and entry[0] is rubric:
@@ -206,7 +206,7 @@ def _fill(template: str, fields: dict[str, Any], rubric: Rubric | None, fence: A
             return _template(template).render(fence=fence, rubric=rubric, **fields)
         return _join(pieces, texts, fence)
     rendered = _template(template).render(fence=fence, rubric=rubric, **fields)
-    pieces = _skeleton(template, stand_ins, rubric, set(texts))
+    pieces = _skeleton(template, shape, rubric, set(texts))
     if pieces is not None and _join(pieces, texts, fence) != rendered:
         pieces = None  # the template does more with a field than print it
     if len(_SKELETONS) >= _SKELETONS_MAX:
@@ -215,37 +215,40 @@ def _fill(template: str, fields: dict[str, Any], rubric: Rubric | None, fence: A
     return rendered
 
 
-def _shape(fields: dict[str, Any]) -> tuple[tuple, dict[str, str], dict[str, Any]] | None:
-    """``(shape, {name: text}, stand-in fields)``, or None when a field is not text (a
-    string, None, or a list of strings)."""
+def _shape(fields: dict[str, Any]) -> tuple[tuple, dict[str, str]] | None:
+    """``(shape, {name: text})``, or None when a field is not text (a string, None, or a
+    list of strings). A text's name is its field's, or ``field.index`` in a list."""
     shape: list[tuple[str, Any]] = []
     texts: dict[str, str] = {}
-    stand_ins: dict[str, Any] = {}
     for key, value in fields.items():
         if value is None or value == "":
             shape.append((key, value))
-            stand_ins[key] = value
         elif isinstance(value, str):
             shape.append((key, True))
             texts[key] = value
-            stand_ins[key] = f"\x00{key}\x00"
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
             shape.append((key, tuple(bool(item) for item in value)))
-            items = []
-            for i, item in enumerate(value):
-                if item:
-                    texts[f"{key}.{i}"] = item
-                    items.append(f"\x00{key}.{i}\x00")
-                else:
-                    items.append("")
-            stand_ins[key] = items
+            texts.update((f"{key}.{i}", item) for i, item in enumerate(value) if item)
         else:
             return None
-    return tuple(shape), texts, stand_ins
+    return tuple(shape), texts
+
+
+def _stand_ins(shape: tuple) -> dict[str, Any]:
+    """Fields of this shape with each text replaced by its name between NULs."""
+    fields: dict[str, Any] = {}
+    for key, kind in shape:
+        if kind is True:
+            fields[key] = f"\x00{key}\x00"
+        elif isinstance(kind, tuple):
+            fields[key] = [f"\x00{key}.{i}\x00" if some else "" for i, some in enumerate(kind)]
+        else:
+            fields[key] = kind  # None or ""
+    return fields
 
 
 def _skeleton(
-    template: str, stand_ins: dict[str, Any], rubric: Rubric | None, names: set[str]
+    template: str, shape: tuple, rubric: Rubric | None, names: set[str]
 ) -> list[Piece] | None:
     """The template rendered with stand-ins, cut into literal text and slots (None when a
     fence holds anything but one whole field)."""
@@ -255,7 +258,7 @@ def _skeleton(
         fenced.append((label, text))
         return f"\x01{len(fenced) - 1}\x01"
 
-    out = _template(template).render(fence=mark, rubric=rubric, **stand_ins)
+    out = _template(template).render(fence=mark, rubric=rubric, **_stand_ins(shape))
     pieces: list[Piece] = []
     start = 0
     for match in _SLOT.finditer(out):
