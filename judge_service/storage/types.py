@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import pydantic_core
 from sqlalchemy import DateTime, Text
 from sqlalchemy.types import TypeDecorator
 
@@ -22,10 +23,26 @@ class AsciiJSON(TypeDecorator[Any]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Any) -> str | None:
-        return None if value is None else json.dumps(value, ensure_ascii=True)
+        if value is None:
+            return None
+        # pydantic-core (Rust) first: ~3x faster than json.dumps, and every sample and
+        # outcome passes here. Its bytes are kept only when they are ASCII already; text
+        # with other characters (or a lone surrogate, which it refuses) goes the json way.
+        try:
+            encoded = pydantic_core.to_json(value, inf_nan_mode="constants")
+        except pydantic_core.PydanticSerializationError:
+            encoded = b"\x80"
+        if encoded.isascii():
+            return encoded.decode()
+        return json.dumps(value, ensure_ascii=True)
 
     def process_result_value(self, value: str | None, dialect: Any) -> Any:
-        return None if value is None else json.loads(value)
+        if value is None:
+            return None
+        try:  # pydantic-core reads it ~3x faster; it refuses escaped lone surrogates
+            return pydantic_core.from_json(value)
+        except ValueError:
+            return json.loads(value)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
