@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from sqlalchemy import func, select
 
 from judge_service.domain import Finding, Outcome, Verdict
@@ -10,6 +12,7 @@ from judge_service.storage.db import schema_is_current, session_scope
 from judge_service.storage.keys import create_key, find_key
 from judge_service.storage.results import ScoredSample, as_stored, load_outcomes, save_results
 from judge_service.storage.tables import ApiKeyRow, ResultRow, VerdictRow
+from judge_service.storage.types import AsciiJSON
 
 ODD = "nul\x00 lone\ud800 rtl\u202e emoji🚀"
 
@@ -134,3 +137,25 @@ def test_audit_log_appends(database_url):
     with session_scope(database_url) as session:
         (entry,) = audit.entries(session=session, action="key.create")
         assert entry.actor == "cli" and entry.detail["role"] == "admin"
+
+
+def test_json_columns_store_ascii_and_read_back_every_value():
+    """Both encoders of the JSON columns (pydantic-core for ASCII, ``json`` for the rest)
+    give ASCII text that reads back to the same value: numbers JSON has no literal for,
+    big integers, and text with NUL, lone surrogates and other non-ASCII characters."""
+    column = AsciiJSON()
+    values = [
+        {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "big": 2**70, "small": 1e-7},
+        {"text": "plain", "list": [1, 2.5, None, True], "nested": {"k": ["v"]}},
+        {"odd": ODD},
+        {"café": "naïve ü", "emoji": "🚀"},
+        "\ud800",
+    ]
+    for value in values:
+        stored = column.process_bind_param(value, None)
+        assert stored is not None and stored.isascii(), stored
+        back = column.process_result_value(stored, None)
+        if isinstance(value, dict) and "nan" in value:
+            assert math.isnan(back.pop("nan")) and math.isnan(value["nan"])
+            value = {k: v for k, v in value.items() if k != "nan"}
+        assert back == value
