@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -15,7 +14,7 @@ from sqlalchemy.orm import Session
 from judge_service.domain import NO_USAGE, CallUsage, Finding, Outcome, Verdict
 from judge_service.storage.bulk import bind_processor, insert_ignoring_returning, insert_rows
 from judge_service.storage.tables import FindingRow, ResultRow, VerdictRow
-from judge_service.storage.types import safe_text, utcnow
+from judge_service.storage.types import ascii_json, safe_text, utcnow
 
 
 class _ScoredFields(NamedTuple):
@@ -136,9 +135,9 @@ def _result_row(batch_id: str, item: ScoredSample, components: Any, created_at: 
 
 @functools.lru_cache(maxsize=4096)
 def _components_json(items: tuple[tuple[str, float], ...]) -> str:
-    """The components column's text (``AsciiJSON``), memoised: a batch repeats the same
-    few components dicts (one judge, a handful of scores) hundreds of times."""
-    return json.dumps(dict(items), ensure_ascii=True)
+    """The components column's text (``AsciiJSON``'s encoding), memoised: a batch repeats
+    the same few components dicts (one judge, a handful of scores) hundreds of times."""
+    return ascii_json(dict(items))
 
 
 def _insert_results(

@@ -23,26 +23,33 @@ class AsciiJSON(TypeDecorator[Any]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Any) -> str | None:
-        if value is None:
-            return None
-        # pydantic-core (Rust) first: ~3x faster than json.dumps, and every sample and
-        # outcome passes here. Its bytes are kept only when they are ASCII already; text
-        # with other characters (or a lone surrogate, which it refuses) goes the json way.
-        try:
-            encoded = pydantic_core.to_json(value, inf_nan_mode="constants")
-        except pydantic_core.PydanticSerializationError:
-            encoded = b"\x80"
-        if encoded.isascii():
-            return encoded.decode()
-        return json.dumps(value, ensure_ascii=True)
+        return None if value is None else ascii_json(value)
 
     def process_result_value(self, value: str | None, dialect: Any) -> Any:
-        if value is None:
-            return None
-        try:  # pydantic-core reads it ~3x faster; it refuses escaped lone surrogates
-            return pydantic_core.from_json(value)
-        except ValueError:
-            return json.loads(value)
+        return None if value is None else from_ascii_json(value)
+
+
+def ascii_json(value: Any) -> str:
+    """``value`` as ASCII JSON text, the way :class:`AsciiJSON` stores it.
+
+    pydantic-core (Rust) first: ~5x faster than ``json.dumps`` on a sample's payload, and
+    every sample passes here. Its bytes are kept only when they are ASCII already; text
+    with other characters, or a lone surrogate (which it refuses), goes the ``json`` way.
+    """
+    try:
+        encoded = pydantic_core.to_json(value, inf_nan_mode="constants")
+    except pydantic_core.PydanticSerializationError:
+        return json.dumps(value, ensure_ascii=True)
+    return encoded.decode() if encoded.isascii() else json.dumps(value, ensure_ascii=True)
+
+
+def from_ascii_json(text: str) -> Any:
+    """The value of :func:`ascii_json`'s text; pydantic-core reads it ~3x faster than
+    ``json.loads``, which takes over for the escaped lone surrogates it refuses."""
+    try:
+        return pydantic_core.from_json(text)
+    except ValueError:
+        return json.loads(text)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
