@@ -204,10 +204,11 @@ def discard_batch(url: str, batch_id: str) -> None:
 
 
 def read_batch(
-    *, session: Session, batch_id: str, scope: Scope
+    *, session: Session, batch_id: str, scope: Scope, compact: bool = False
 ) -> wire.RewardResponse | answers.DoneAnswer:
     """The batch as the API answers it; results only once it is done. A batch of another
-    project is a 404, as if it did not exist."""
+    project is a 404, as if it did not exist. ``compact``: for a compact answer, whose
+    results show no judges (their verdicts are not read)."""
     batch = batches.get_batch(session=session, batch_id=batch_id)
     if batch is None or not scope.owns(batch.project):
         raise NotFound(f"no batch {batch_id!r}", detail={"batch_id": batch_id})
@@ -224,7 +225,10 @@ def read_batch(
         )
     samples = batches.sample_keys(session=session, batch_id=batch_id)
     outcomes = load_outcomes(
-        session=session, batch_id=batch_id, sample_ids={s.id: s.external_id for s in samples}
+        session=session,
+        batch_id=batch_id,
+        sample_ids={s.id: s.external_id for s in samples},
+        verdicts=not compact,
     )
     return answers.done_response(
         batch_id=batch.id,

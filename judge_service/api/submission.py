@@ -33,10 +33,11 @@ DEADLINE_GRACE = timedelta(seconds=0.5)
 Answer = wire.RewardResponse | DoneAnswer  # a batch not done yet, or done
 
 
-def read(url: str, batch_id: str, scope: Scope) -> Answer:
-    """The batch as it is stored now (404 when ``scope`` does not see it)."""
+def read(url: str, batch_id: str, scope: Scope, compact: bool = False) -> Answer:
+    """The batch as it is stored now (404 when ``scope`` does not see it); ``compact``:
+    for a compact answer (no verdicts read)."""
     with session_scope(url) as session:
-        return batching.read_batch(session=session, batch_id=batch_id, scope=scope)
+        return batching.read_batch(session=session, batch_id=batch_id, scope=scope, compact=compact)
 
 
 def settle(url: str, batch_id: str, scope: Scope | None = None) -> bool:
@@ -96,7 +97,7 @@ async def submit_and_wait(
             raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
     if body.wait:
         await wait_for_batch(url, batch_id, deadline_at, dispatcher)
-    return await run_in_threadpool(read, url, batch_id, scope)
+    return await run_in_threadpool(read, url, batch_id, scope, body.detail == "compact")
 
 
 async def _resolve_plan(body: wire.RewardRequest, *, state: Any, project: str) -> dict[str, Any]:

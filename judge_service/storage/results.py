@@ -217,11 +217,13 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
 
 
 def load_outcomes(
-    *, session: Session, batch_id: str, sample_ids: dict[int, str]
+    *, session: Session, batch_id: str, sample_ids: dict[int, str], verdicts: bool = True
 ) -> list[tuple[int, Outcome]]:
     """The stored outcomes of a batch as ``(position, outcome)``, in sample order.
 
-    ``sample_ids`` maps sample row ids to the client's sample ids. Three column queries,
+    ``sample_ids`` maps sample row ids to the client's sample ids. ``verdicts=False`` leaves
+    each outcome's ``judges`` empty, for a compact answer that shows none: a GRPO step's 768
+    verdicts are most of its read-back (the trainer bridge asks for compact). Three column queries,
     whatever the batch size, built once (building and keying a statement costs more than
     SQLite running it) and run on the session's connection; each row goes into its model's
     own validator as a dict. ORM objects cost ~0.1 ms a sample while the trainer waits for
@@ -231,15 +233,16 @@ def load_outcomes(
     connection = session.connection()
     where = {"batch": batch_id}
     verdict = _VERDICT.validate_python
-    verdicts: dict[int, list[Verdict]] = {}
-    for result_id, judge, weight, score, rationale, error in connection.execute(_VERDICTS, where):
+    judges: dict[int, list[Verdict]] = {}
+    rows = connection.execute(_VERDICTS, where) if verdicts else ()
+    for result_id, judge, weight, score, rationale, error in rows:
         made = verdict(
             {"judge": judge, "weight": weight, "score": score, "rationale": rationale,
              "error": error}
         )  # fmt: skip
-        bucket = verdicts.get(result_id)
+        bucket = judges.get(result_id)
         if bucket is None:
-            verdicts[result_id] = [made]
+            judges[result_id] = [made]
         else:
             bucket.append(made)
     findings: dict[int, list[Finding]] = {}
@@ -277,7 +280,7 @@ def load_outcomes(
                 "hack_score": hack_score,
                 "components": components or {},
                 "agreement": agreement,
-                "judges": verdicts.get(result_id, []),
+                "judges": judges.get(result_id, []),
                 "findings": findings.get(result_id, []),
                 "usage": usage_of(
                     {

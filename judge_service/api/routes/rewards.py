@@ -58,5 +58,5 @@ async def get_rewards(
     a batch of another project."""
     url = request.app.state.settings.database_url
     await run_in_threadpool(settle, url, batch_id, scope)
-    answer = await run_in_threadpool(read, url, batch_id, scope)
+    answer = await run_in_threadpool(read, url, batch_id, scope, detail == "compact")
     return _answer(answer, compact=detail == "compact")
