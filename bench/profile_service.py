@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psutil
 
 from bench.common import BIN, fake_judge_server, service_env, start_service
-from bench.judge_calls import post_batches
+from bench.judge_calls import batch_bodies, open_clients, post_batches
 
 _FRAME = re.compile(r" \((?:.*/)?([^/:]+):\d+\)")
 
@@ -85,9 +85,11 @@ def main() -> None:
             times = process.cpu_times()
             return times.user + times.system
 
-        post_batches(url, key, judges, 64, 1)  # warm-up: imports, connections
+        clients = open_clients(url, key, 1)
+        post_batches(clients, batch_bodies(judges, 64, 1))  # warm-up: imports, connections
+        bodies = batch_bodies(judges, args.samples, 1)
         before, started = cpu(), time.perf_counter()
-        calls = post_batches(url, key, judges, args.samples, 1)
+        calls = post_batches(clients, bodies)
         wall, spent = time.perf_counter() - started, cpu() - before
         print(
             f"{calls} judge calls in {wall:.2f} s ({calls / wall:.0f} calls/s); service CPU "
@@ -100,9 +102,11 @@ def main() -> None:
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         time.sleep(1.0)  # py-spy attached
-        post_batches(url, key, judges, args.samples, 1)
+        post_batches(clients, batch_bodies(judges, args.samples, 1))
         spy.send_signal(2)  # SIGINT: py-spy writes its output and exits
         spy.wait(timeout=60)
+        for client in clients:
+            client.close()
     finally:
         if server is not None:
             server.stop()

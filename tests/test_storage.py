@@ -101,6 +101,29 @@ def test_an_outcome_as_stored_is_what_reading_it_back_gives(database_url):
     assert as_stored(answered[0]) is answered[0]  # clean text is not copied again
 
 
+def test_reading_without_verdicts_leaves_only_the_judges_out(database_url):
+    """``verdicts=False`` (a compact answer's read) gives every outcome as a full read does,
+    findings and components included, with no judges."""
+    batch_id, pks = _batch(database_url, n=2)
+    outcomes = [
+        _outcome("s0", 0.75),
+        Outcome.masked("s1", "judge_failed", "no verdict", [Verdict(judge="x", error="boom")]),
+    ]
+    scored = [ScoredSample(pk, i, o) for i, (pk, o) in enumerate(zip(pks, outcomes, strict=True))]
+    with session_scope(database_url) as session:
+        save_results(session=session, batch_id=batch_id, scored=scored)
+    ids = {pk: f"s{i}" for i, pk in enumerate(pks)}
+    with session_scope(database_url) as session:
+        full = load_outcomes(session=session, batch_id=batch_id, sample_ids=ids)
+        short = load_outcomes(session=session, batch_id=batch_id, sample_ids=ids, verdicts=False)
+    assert [len(o.judges) for _, o in full] == [1, 1]
+    assert [o.judges for _, o in short] == [[], []]
+    assert [(p, o.model_dump(exclude={"judges"})) for p, o in short] == [
+        (p, o.model_dump(exclude={"judges"})) for p, o in full
+    ]
+    assert short[0][1].findings[0].evidence == full[0][1].findings[0].evidence
+
+
 def test_unscored_samples_shrink_as_results_land(database_url):
     batch_id, pks = _batch(database_url)
     with session_scope(database_url) as session:
