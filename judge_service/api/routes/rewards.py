@@ -56,7 +56,7 @@ async def get_rewards(
 ):
     """Poll a batch: 200 with results once done, 202 while it is queued or running; 404 for
     a batch of another project."""
-    url = request.app.state.settings.database_url
+    url, compact = request.app.state.settings.database_url, detail == "compact"
     await run_in_threadpool(settle, url, batch_id, scope)
-    answer = await run_in_threadpool(read, url, batch_id, scope, detail == "compact")
-    return _answer(answer, compact=detail == "compact")
+    answer = await run_in_threadpool(read, url, batch_id, scope, compact)
+    return _answer(answer, compact=compact)
