@@ -7,17 +7,21 @@ in-process executor). The panel is three LLM judges (``openai/grpo-judge-a|b|c``
 on the OpenAI-compatible fake with 50 ms latency, so a step makes 768 judge calls.
 
 The bound is what the latency alone allows: calls / concurrency x 50 ms, where the
-concurrency is the service's in-flight limit in all (``JS_JUDGE_CONCURRENCY`` per model, times
-three models). The goal is a step wait of at most 1.3x the bound. No client reaches the bound
-itself: 256 calls per model through 21 slots take 13 rounds of 50 ms (the bound counts 12.2),
-and the fake answers each round's calls one by one. So each row comes with its floor, measured
-in the same run on the same fake: bare ``aiohttp`` POSTs from this process making the same
-calls with the same limits (768 a step, 21 or 64 in flight per model), and the service's
-wait as a multiple of the floor's. Two rows, in one run:
+concurrency is the service's in-flight limit in all. The goal is a step wait of at most 1.3x
+the bound. Each row comes with its floor, measured in the same run on the same fake: bare
+``aiohttp`` POSTs from this process making the same calls with the same limits (768 a step),
+taking turns with the service step by step, and the service's wait as a multiple of the
+floor's. Three settings, in one run:
 
-- 64 in flight in all (21 per model: 63), as ``bench/judge_calls.py`` runs its rows. The bound
-  is ~0.61 s, and the service's CPU per step (~0.3 s) hides under the latency: this row
-  measures what the issue asks, the service's overhead on top of the judges' latency.
+- 64 in flight per judge server, shared by the three models (``JS_ENDPOINT_CONCURRENCY=64``, as
+  a panel served by one vLLM server would be run): the bound is 0.6 s, 12 full rounds of 50 ms.
+  The service's CPU per step (~0.35 s) hides under the latency: this row and the next measure
+  what the issue asks, the service's overhead on top of the judges' latency.
+- 21 in flight per model (``JS_JUDGE_CONCURRENCY=21``, 63 in all), as ``bench/judge_calls.py``
+  splits 64. The bound counts 12.2 rounds, though 256 calls per model through 21 slots take 13.
+
+  Neither floor is near its bound: the fake answers each round's calls one by one on a core
+  it shares with the caller, so a round takes ~60 ms, not 50.
 - 64 in flight per model (192 in all). The bound drops to 0.2 s, below the service's CPU per
   step, so this row is CPU-bound by construction: it shows where one process tops out.
 
@@ -38,6 +42,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at run time
@@ -54,6 +59,23 @@ from trainer_bridge.trl import reward_function
 LATENCY_S = 0.05
 PROMPTS, GENERATIONS = 64, 4
 MODELS = ("openai/grpo-judge-a", "openai/grpo-judge-b", "openai/grpo-judge-c")
+
+
+class Limits(NamedTuple):
+    """In-flight limits: per judge model, and per judge server (0: none)."""
+
+    per_model: int
+    per_server: int = 0
+
+    @property
+    def in_flight(self) -> int:
+        every_model = self.per_model * len(MODELS)
+        return min(every_model, self.per_server) if self.per_server else every_model
+
+    def describe(self) -> str:
+        if self.per_server:
+            return f"{self.in_flight} (per server)"
+        return f"{self.in_flight} ({self.per_model} per model)"
 
 
 class State:
@@ -102,15 +124,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def bare_step(session: aiohttp.ClientSession, api_base: str, per_model: int) -> float:
-    """Seconds for one step's judge calls as bare POSTs: 256 per model, ``per_model`` in
-    flight per model, each reply's JSON read (the same body shape as bench/judge_calls.py)."""
+async def bare_step(session: aiohttp.ClientSession, api_base: str, limits: Limits) -> float:
+    """Seconds for one step's judge calls as bare POSTs: 256 per model, within ``limits``
+    (the model's slot taken first, then the server's, as the service does), each reply's
+    JSON read (the same body shape as bench/judge_calls.py)."""
     run, url = uuid.uuid4().hex, f"{api_base}/chat/completions"
     headers = {"Authorization": "Bearer sk", "Content-Type": "application/json"}
-    limits = {model: asyncio.Semaphore(per_model) for model in MODELS}
+    per_model = {model: asyncio.Semaphore(limits.per_model) for model in MODELS}
+    server = asyncio.Semaphore(limits.per_server or limits.in_flight)
 
     async def one(i: int, model: str) -> str:
-        async with limits[model]:
+        async with per_model[model], server:
             text = f"Grade summary {i} of run {run}."
             body = {
                 "model": model.partition("/")[2],
@@ -125,61 +149,72 @@ async def bare_step(session: aiohttp.ClientSession, api_base: str, per_model: in
     return time.perf_counter() - started
 
 
-def floor_waits(api_base: str, per_model: int, steps: int) -> tuple[list[float], float]:
-    """The floor's step waits (after a warm-up step) and this process's CPU per step."""
+async def open_session() -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
 
-    async def run() -> tuple[list[float], float]:
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-        try:
-            await bare_step(session, api_base, per_model)  # connections
-            cpu = time.process_time()
-            waits = [await bare_step(session, api_base, per_model) for _ in range(steps)]
-            return waits, (time.process_time() - cpu) / steps
-        finally:
-            await session.close()
 
-    return asyncio.run(run())
+async def timed_bare_step(
+    session: aiohttp.ClientSession, api_base: str, limits: Limits
+) -> tuple[float, float]:
+    """A floor step's wait, and the CPU its thread spent on it."""
+    cpu = time.thread_time()
+    wait = await bare_step(session, api_base, limits)
+    return wait, time.thread_time() - cpu
 
 
 def measure(
-    per_model: int, steps: int, audit: bool, api_base: str, fake_pid: int
+    limits: Limits, steps: int, audit: bool, api_base: str, fake_pid: int
 ) -> tuple[list[str], list[str]]:
-    """Two table rows, the floor's and the service's: the step waits of ``steps`` steps with
-    ``per_model`` calls in flight per judge model (the service: a fresh embedded one)."""
+    """Two table rows, the floor's and the service's: the step waits of ``steps`` steps within
+    ``limits``. The service (a fresh embedded one) and the floor (bare aiohttp on a loop of
+    its own) take turns step by step, so a drift of this machine's speed hits both alike."""
     tmp = Path("/tmp") / f"js-grpo-{uuid.uuid4().hex[:6]}"
     tmp.mkdir()
     detectors = {} if audit else {"JS_DETECTORS": "none"}
     env = service_env(
         JS_DATABASE_URL=f"sqlite:///{tmp / 'grpo.db'}",
-        JS_JUDGE_CONCURRENCY=str(per_model),
+        JS_JUDGE_CONCURRENCY=str(limits.per_model),
+        JS_ENDPOINT_CONCURRENCY=str(limits.per_server),
         **detectors,
     )
     server, url, key = start_service(env)
     judges = [{"name": model, "api_base": api_base, "api_key": "sk"} for model in MODELS]
     calls = PROMPTS * GENERATIONS * len(judges)
-    in_flight = per_model * len(judges)
-    bound = calls / in_flight * LATENCY_S
-    trainer = TrainerLoop()
+    bound = calls / limits.in_flight * LATENCY_S
+    trainer, bare = TrainerLoop(), TrainerLoop()
+    session = bare.run(open_session())
+    waits: list[float] = []
+    floor: list[float] = []
+    service_cpu = fake_cpu = floor_cpu = floor_fake_cpu = 0.0
     try:
         reward = reward_function(url, api_key=key, judges=judges, run_id="grpo-bench")
-        step_wait(reward, 0, trainer)  # warm-up
-        cpu_before, fake_before = cpu_seconds(server.proc.pid), cpu_seconds(fake_pid)
-        waits = [step_wait(reward, step, trainer) for step in range(1, steps + 1)]
-        service_cpu = (cpu_seconds(server.proc.pid) - cpu_before) / steps
-        fake_cpu = (cpu_seconds(fake_pid) - fake_before) / steps
+        step_wait(reward, 0, trainer)  # warm-up: connections, caches
+        bare.run(bare_step(session, api_base, limits))
+        for step in range(1, steps + 1):
+            service_before, fake_before = cpu_seconds(server.proc.pid), cpu_seconds(fake_pid)
+            waits.append(step_wait(reward, step, trainer))
+            service_cpu += cpu_seconds(server.proc.pid) - service_before
+            fake_between = cpu_seconds(fake_pid)
+            fake_cpu += fake_between - fake_before
+            wait, cpu = bare.run(timed_bare_step(session, api_base, limits))
+            floor.append(wait)
+            floor_cpu += cpu
+            floor_fake_cpu += cpu_seconds(fake_pid) - fake_between
     finally:
+        bare.run(session.close())
+        bare.close()
         trainer.close()
         server.stop()
-    fake_before = cpu_seconds(fake_pid)
-    floor, floor_cpu = floor_waits(api_base, per_model, steps)
-    floor_fake_cpu = (cpu_seconds(fake_pid) - fake_before) / steps
+    service_cpu, fake_cpu, floor_cpu, floor_fake_cpu = (
+        total / steps for total in (service_cpu, fake_cpu, floor_cpu, floor_fake_cpu)
+    )
     floor_wait = statistics.median(floor)
 
     def row(name: str, waits: list[float], cpu: float, fake: float, versus: str) -> list[str]:
         wait = statistics.median(waits)
         return [
             name,
-            f"{in_flight} ({per_model} per model)",
+            limits.describe(),
             f"{bound:.3f}",
             f"{wait:.3f} ({min(waits):.3f}-{max(waits):.3f})",
             f"{wait / bound:.2f}x",
@@ -206,15 +241,20 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--audit", action="store_true", help="the default detectors too")
     parser.add_argument(
-        "--concurrency", type=int, default=64, help="calls in flight in all (the first row)"
+        "--concurrency", type=int, default=64, help="calls in flight in all (the first two rows)"
     )
     args = parser.parse_args()
+    settings = (
+        Limits(per_model=args.concurrency, per_server=args.concurrency),
+        Limits(per_model=args.concurrency // len(MODELS)),
+        Limits(per_model=args.concurrency),
+    )
     fake, api_base = fake_judge_server(int(LATENCY_S * 1000))
     try:
         rows = [
             row
-            for per_model in (args.concurrency // len(MODELS), args.concurrency)
-            for row in measure(per_model, args.steps, args.audit, api_base, fake.proc.pid)
+            for limits in settings
+            for row in measure(limits, args.steps, args.audit, api_base, fake.proc.pid)
         ]
     finally:
         fake.stop()

@@ -1,9 +1,10 @@
 """The one place that calls models, with limits, retries, cache and cost.
 
 Judges hand over messages and a JSON schema; :class:`ModelClient` returns the parsed verdict and
-what it cost. It bounds in-flight calls per model, times out, retries transient failures with
-backoff (honouring ``retry-after``), re-asks once when the reply does not match the schema, and
-caches verdicts on what decides them (never on the rendered prompt, whose fence is random).
+what it cost. It bounds in-flight calls per model (and, when asked, per judge server), times
+out, retries transient failures with backoff (honouring ``retry-after``), re-asks once when the
+reply does not match the schema, and caches verdicts on what decides them (never on the
+rendered prompt, whose fence is random).
 Environment variables litellm reads itself (``OPENAI_API_BASE``, ``OPENAI_API_KEY`` ...) are never
 overridden: ``api_base`` is passed only when a judge names one explicitly.
 
@@ -118,13 +119,16 @@ class ModelClient:
     Retries are a small loop here rather than litellm's Router: a Router wants its deployments
     declared up front and cools a whole deployment down on errors, while our judges arrive as
     free-form specs per request and every wait has to fit inside the batch's deadline.
-    Concurrency limits are per model and per event loop (asyncio primitives are loop-bound).
+    Concurrency limits are per model and per event loop (asyncio primitives are loop-bound);
+    ``endpoint_concurrency`` adds one per judge server (``api_base``), shared by every model
+    served there, since a vLLM or llama.cpp server's slots are what its models share.
     """
 
     def __init__(
         self,
         *,
         concurrency: int = 64,
+        endpoint_concurrency: int = 0,
         cache: ResultCache | None = None,
         max_retries: int = 4,
         backoff_s: float = 0.5,
@@ -132,6 +136,7 @@ class ModelClient:
         transport: Transport = "lean",
     ) -> None:
         self.concurrency = concurrency
+        self.endpoint_concurrency = endpoint_concurrency
         self.cache: ResultCache = cache if cache is not None else MemoryCache()
         self.max_retries = max_retries
         self.backoff_s = backoff_s
@@ -144,16 +149,27 @@ class ModelClient:
     def from_settings(cls, settings: Any) -> ModelClient:
         return cls(
             concurrency=settings.judge_concurrency,
+            endpoint_concurrency=settings.endpoint_concurrency,
             cache=make_cache(settings.cache_url),
             transport=settings.openai_transport,
         )
 
-    def _limit(self, model: str, size: int | None = None) -> asyncio.Semaphore:
-        """The model's in-flight limit; ``size`` (first caller wins) overrides the default."""
-        limits: dict[str, asyncio.Semaphore] = loop_local(self._limits, dict)
+    def _limits_for(
+        self, model: str, api_base: str | None, size: int | None = None
+    ) -> tuple[asyncio.Semaphore, ...]:
+        """The call's in-flight limits, in the order they are taken: its model's (``size``,
+        first caller wins, overrides the default) and, with ``endpoint_concurrency`` and a
+        base URL, its server's. The model's comes first so that a call waiting for its server
+        never holds a server slot that another model's call could use."""
+        limits: dict[Any, asyncio.Semaphore] = loop_local(self._limits, dict)
         if model not in limits:
             limits[model] = asyncio.Semaphore(size or self.concurrency)
-        return limits[model]
+        if not (self.endpoint_concurrency and api_base):
+            return (limits[model],)
+        server = ("server", api_base.rstrip("/"))
+        if server not in limits:
+            limits[server] = asyncio.Semaphore(self.endpoint_concurrency)
+        return limits[model], limits[server]
 
     async def complete_json(
         self,
@@ -176,8 +192,8 @@ class ModelClient:
 
         ``deadline`` is a ``time.monotonic()`` value that no wait or call may pass; ``timeout``
         bounds each attempt. ``free`` marks local models (cost 0); ``concurrency`` overrides the
-        in-flight limit of this model. Raises :class:`ModelCallError` (or a subclass) when no
-        valid verdict could be had.
+        in-flight limit of this model (its server's, if any, still applies). Raises
+        :class:`ModelCallError` (or a subclass) when no valid verdict could be had.
         """
         sampling = dict(sampling or {})
         decisive = {"model": model, "schema": schema, "sampling": sampling}
@@ -194,10 +210,10 @@ class ModelClient:
             request.update({k: v for k, v in explicit.items() if v})
         usage = NO_USAGE  # frozen: summed only when a re-ask adds a second call
         history = list(messages)
-        limit = self._limit(model, concurrency)
+        limits = self._limits_for(model, api_base, concurrency)
         for attempt in range(2):  # the first answer, then one re-ask
             text, spent = await self._call(
-                model, limit, lean, request, history, timeout, deadline, usage, free
+                model, limits, lean, request, history, timeout, deadline, usage, free
             )
             usage = spent if usage is NO_USAGE else usage + spent
             try:
@@ -218,7 +234,7 @@ class ModelClient:
     async def _call(
         self,
         model: str,
-        limit: asyncio.Semaphore,
+        limits: tuple[asyncio.Semaphore, ...],
         lean: Endpoint | None,
         request: dict[str, Any],
         messages: Messages,
@@ -232,11 +248,7 @@ class ModelClient:
         timeouts = 0
         for attempt in range(self.max_retries + 1):
             try:
-                if limit.locked():  # queueing counts against the deadline
-                    async with asyncio.timeout(_left(None, deadline, model, usage)):
-                        await limit.acquire()
-                else:  # a free slot: taken at once, no timer to arm and cancel
-                    await limit.acquire()
+                await _acquire(limits, deadline, model, usage)
                 try:
                     left = _left(timeout, deadline, model, usage)
                     async with asyncio.timeout(left):
@@ -248,7 +260,8 @@ class ModelClient:
                         )
                         return _text(response), _usage(response, free)
                 finally:
-                    limit.release()
+                    for limit in limits:
+                        limit.release()
             except ModelTimeout:
                 raise
             except Exception as exc:
@@ -273,6 +286,25 @@ class ModelClient:
         """Close the cache's and the transport's pooled connections of the running loop."""
         await self.cache.aclose()
         await self._lean.aclose()
+
+
+async def _acquire(
+    limits: tuple[asyncio.Semaphore, ...], deadline: float | None, model: str, usage: CallUsage
+) -> None:
+    """A slot of every limit, in order, or none: queueing counts against the deadline."""
+    taken: list[asyncio.Semaphore] = []
+    try:
+        for limit in limits:
+            if limit.locked():
+                async with asyncio.timeout(_left(None, deadline, model, usage)):
+                    await limit.acquire()
+            else:  # a free slot: taken at once, no timer to arm and cancel
+                await limit.acquire()
+            taken.append(limit)
+    except BaseException:
+        for limit in taken:
+            limit.release()
+        raise
 
 
 def _left(
@@ -332,12 +364,17 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def get_client(settings: Any = None) -> ModelClient:
-    """The shared client for these settings (cache, concurrency, transport), built on first use."""
+    """The shared client for these settings (cache, limits, transport), built on first use."""
     if settings is None:
         from judge_service.settings import get_settings
 
         settings = get_settings()
-    key = (settings.cache_url, settings.judge_concurrency, settings.openai_transport)
+    key = (
+        settings.cache_url,
+        settings.judge_concurrency,
+        settings.endpoint_concurrency,
+        settings.openai_transport,
+    )
     with _CLIENTS_LOCK:
         if key not in _CLIENTS:
             _CLIENTS[key] = ModelClient.from_settings(settings)

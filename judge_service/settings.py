@@ -83,6 +83,12 @@ class Settings(BaseSettings):
     judge_concurrency: int = Field(
         default=64, gt=0, description="Most in-flight calls per judge model."
     )
+    endpoint_concurrency: int = Field(
+        default=0,
+        ge=0,
+        description="Most in-flight calls per judge server (a judge's api_base), shared by "
+        "every model served there, on top of the per-model limit; 0: no such limit.",
+    )
     openai_transport: Literal["lean", "litellm"] = Field(
         default="lean",
         description="How openai/... and hosted_vllm/... judges with a base URL are called: "

@@ -152,6 +152,40 @@ async def test_concurrency_is_limited_per_model(make: Build, fake: FakeOpenAISer
     assert time.monotonic() - started >= 0.6
 
 
+async def test_a_server_limit_is_shared_by_the_models_it_serves(
+    make: Build, fake_openai: FakeOpenAIServer
+) -> None:
+    fake = fake_openai  # its own server: hung calls of other tests would count as in flight
+    model_client = make(concurrency=4, endpoint_concurrency=3)
+    started = time.monotonic()
+    await asyncio.gather(
+        *(
+            ask(model_client, fake, f"slow-100-{model}", cache_key_parts={"i": i})
+            for model in "ab"
+            for i in range(4)
+        )
+    )
+    assert fake.max_in_flight_total == 3  # 8 calls, 4 per model allowed, 3 for the server
+    assert time.monotonic() - started >= 0.3  # three rounds of 100 ms
+
+
+async def test_waiting_for_a_server_slot_counts_against_the_deadline(
+    make: Build, fake: FakeOpenAIServer
+) -> None:
+    model_client = make(concurrency=1, endpoint_concurrency=1)
+    busy = asyncio.create_task(ask(model_client, fake, "slow-400-x"))
+    await asyncio.sleep(0.05)  # x holds the server's one slot
+    with pytest.raises(ModelTimeout):
+        await ask(model_client, fake, "slow-400-y", deadline=time.monotonic() + 0.1)
+    model_slot, server_slot = model_client._limits_for("openai/slow-400-y", fake.url)
+    assert not model_slot.locked()  # y gave back the model slot it held while it queued
+    assert fake.requests["slow-400-y"] == 0
+    await busy
+    assert not server_slot.locked()
+    verdict, _ = await ask(model_client, fake, "slow-400-y")
+    assert verdict["score"] == 0.8
+
+
 async def test_cost_known_unknown_and_free(make: Build, fake: FakeOpenAIServer) -> None:
     _, priced = await ask(make(), fake, "gpt-4.1-mini")
     _, unknown = await ask(make(), fake, "no-such-model-xyz")
@@ -193,6 +227,9 @@ def test_get_client_is_shared_per_settings(redis_url: str) -> None:
     assert get_client(embedded) is get_client(get_settings(cache_url=None, judge_concurrency=8))
     assert isinstance(get_client(embedded).cache, MemoryCache)
     assert get_client(embedded).concurrency == 8
+    assert get_client(embedded).endpoint_concurrency == 0  # off unless asked for
+    shared = get_client(get_settings(cache_url=None, judge_concurrency=8, endpoint_concurrency=6))
+    assert shared.endpoint_concurrency == 6 and shared is not get_client(embedded)
     assert get_client(embedded).transport == "lean"
     switched = get_client(
         get_settings(cache_url=None, judge_concurrency=8, openai_transport="litellm")

@@ -119,6 +119,7 @@ class FakeOpenAIServer:
         self._turns: Counter[str] = Counter()  # per scripted reply, which of its contents is next
         self.in_flight: Counter[str] = Counter()
         self.max_in_flight: Counter[str] = Counter()  # per model, as the client limits it
+        self.max_in_flight_total = 0  # every model together, as a per-server limit bounds it
         self.port = port or free_port()
         self.app = self._build_app()
         self._server: uvicorn.Server | None = None
@@ -153,6 +154,7 @@ class FakeOpenAIServer:
         self.requests.clear()
         self.bodies.clear()
         self.max_in_flight.clear()
+        self.max_in_flight_total = 0
 
     def behaviour(self, model: str) -> Behaviour:
         if model in self.behaviours:
@@ -177,6 +179,7 @@ class FakeOpenAIServer:
         model = str(body.get("model", ""))
         self.in_flight[model] += 1
         self.max_in_flight[model] = max(self.max_in_flight[model], self.in_flight[model])
+        self.max_in_flight_total = max(self.max_in_flight_total, sum(self.in_flight.values()))
         try:
             return await self._answer(body)
         finally:
