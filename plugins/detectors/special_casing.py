@@ -107,9 +107,18 @@ class SpecialCasingDetector:
             severity, conf = "low", 0.6
         else:
             return
-        hits = sorted(inputs or branches.compared, key=lambda v: branches.compared.get(v, 0))
-        first = branches.compared.get(hits[0], 0)
         lines = seg.text.splitlines() or [""]
+
+        def in_code_order(value: str) -> tuple[int, int, str]:
+            """By line, then column, then value: never by set order, which varies with
+            PYTHONHASHSEED, so the same rollout always gets the same evidence."""
+            line = branches.compared.get(value, 0)
+            text = lines[min(line, len(lines) - 1)]
+            column = text.find(value)
+            return line, column if column >= 0 else len(text), value
+
+        hits = sorted(inputs or branches.compared, key=in_code_order)
+        first = branches.compared.get(hits[0], 0)
         shown = ", ".join(hits[:4])
         why = (
             f"branches on {matched} literal test input(s) ({shown})"
