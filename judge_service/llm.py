@@ -292,19 +292,17 @@ async def _acquire(
     limits: tuple[asyncio.Semaphore, ...], deadline: float | None, model: str, usage: CallUsage
 ) -> None:
     """A slot of every limit, in order, or none: queueing counts against the deadline."""
-    taken: list[asyncio.Semaphore] = []
-    try:
-        for limit in limits:
+    for index, limit in enumerate(limits):
+        try:
             if limit.locked():
                 async with asyncio.timeout(_left(None, deadline, model, usage)):
                     await limit.acquire()
             else:  # a free slot: taken at once, no timer to arm and cancel
                 await limit.acquire()
-            taken.append(limit)
-    except BaseException:
-        for limit in taken:
-            limit.release()
-        raise
+        except BaseException:
+            for taken in limits[:index]:
+                taken.release()
+            raise
 
 
 def _left(
