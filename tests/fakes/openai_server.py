@@ -119,6 +119,7 @@ class FakeOpenAIServer:
         self._turns: Counter[str] = Counter()  # per scripted reply, which of its contents is next
         self.in_flight: Counter[str] = Counter()
         self.max_in_flight: Counter[str] = Counter()  # per model, as the client limits it
+        self.in_flight_total = 0
         self.max_in_flight_total = 0  # every model together, as a per-server limit bounds it
         self.port = port or free_port()
         self.app = self._build_app()
@@ -179,11 +180,13 @@ class FakeOpenAIServer:
         model = str(body.get("model", ""))
         self.in_flight[model] += 1
         self.max_in_flight[model] = max(self.max_in_flight[model], self.in_flight[model])
-        self.max_in_flight_total = max(self.max_in_flight_total, sum(self.in_flight.values()))
+        self.in_flight_total += 1
+        self.max_in_flight_total = max(self.max_in_flight_total, self.in_flight_total)
         try:
             return await self._answer(body)
         finally:
             self.in_flight[model] -= 1
+            self.in_flight_total -= 1
 
     async def _answer(self, body: dict[str, Any]) -> Response:
         model = str(body.get("model", ""))
