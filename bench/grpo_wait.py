@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -131,7 +132,8 @@ async def bare_step(session: aiohttp.ClientSession, api_base: str, limits: Limit
     run, url = uuid.uuid4().hex, f"{api_base}/chat/completions"
     headers = {"Authorization": "Bearer sk", "Content-Type": "application/json"}
     per_model = {model: asyncio.Semaphore(limits.per_model) for model in MODELS}
-    server = asyncio.Semaphore(limits.per_server or limits.in_flight)
+    # no server limit: no slot to take (one that never binds would still cost the floor CPU)
+    server = asyncio.Semaphore(limits.per_server) if limits.per_server else contextlib.nullcontext()
 
     async def one(i: int, model: str) -> str:
         async with per_model[model], server:
