@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import json
 import socket
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 Fault = Literal["none", "500", "429", "hang", "prose", "garbage"]
+BODIES_KEPT = 4096
 _NAME_FAULTS: dict[str, Fault] = {
     "always-500": "500",
     "rate-limit": "429",
@@ -114,7 +116,9 @@ class FakeOpenAIServer:
         self.behaviours: dict[str, Behaviour] = {}
         self._derived: dict[str, Behaviour] = {}  # behaviours read from model names, per name
         self.requests: Counter[str] = Counter()
-        self.bodies: list[dict[str, Any]] = []
+        #: The latest request bodies, oldest first. Bounded: a benchmark's fake serves tens of
+        #: thousands of calls, and every body kept is a dozen objects its full collections scan.
+        self.bodies: deque[dict[str, Any]] = deque(maxlen=BODIES_KEPT)
         self._numbers: dict[str, Iterator[float]] = {}  # per model, continued across requests
         self._turns: Counter[str] = Counter()  # per scripted reply, which of its contents is next
         self.in_flight: Counter[str] = Counter()
@@ -364,6 +368,10 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=0.0)
     args = parser.parse_args()
     server = FakeOpenAIServer(latency_s=args.latency_ms / 1000, port=args.port)
+    # Its start-up heap (FastAPI, pydantic, uvicorn) out of the collector's reach: a full
+    # collection would rescan it, stalling a round of replies in a benchmark.
+    gc.collect()
+    gc.freeze()
     print(f"fake OpenAI server on {server.url}", flush=True)
     uvicorn.run(server.app, host="127.0.0.1", port=server.port, log_level="warning")
 
