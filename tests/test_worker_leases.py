@@ -209,8 +209,16 @@ def test_a_message_for_a_done_or_leased_batch_is_acknowledged_and_dropped(
     headers = {"Authorization": f"Bearer {key}"}
     try:
         with httpx.Client(base_url=server.url, headers=headers, timeout=HTTP_S) as http:
+            # Celery's "ready." comes before the worker's first heartbeat is stored: until
+            # then the API refuses work (503 no_worker), on a slow machine for long enough
+            deadline = time.monotonic() + START_S
+            while not _ready_workers(http):
+                assert time.monotonic() < deadline, http.get("/readyz").text
+                time.sleep(0.1)
             body = {"samples": _samples("s", 40), "judges": SLOW, "wait": False}
-            batch_id = http.post("/v1/rewards", json=body).json()["batch_id"]
+            accepted = http.post("/v1/rewards", json=body)
+            assert accepted.status_code in (200, 202), accepted.text
+            batch_id = accepted.json()["batch_id"]
             _lease_owner_pid(url, batch_id)
             dispatcher.submit(batch_id)  # a duplicate while the first run holds the lease
             first = _wait(http, batch_id, 120, worker.log)
