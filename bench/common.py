@@ -118,8 +118,18 @@ def start_worker(env: dict[str, str], concurrency: int = 2, pool: str | None = N
         env=env,
     )
     deadline = time.monotonic() + 180  # a loaded machine starts slowly
-    while "ready." not in Path(child.log.name).read_text(errors="replace"):
+    while "ready." not in Path(child.log.name).read_text(errors="replace") or not _beating(env):
         if time.monotonic() > deadline or child.proc.poll() is not None:
             raise RuntimeError("worker did not start")
         time.sleep(0.1)
     return child
+
+
+def _beating(env: dict[str, str]) -> bool:
+    """A worker heartbeat is stored: the API takes work only then (else 503 ``no_worker``),
+    and Celery's "ready." can come before the first beat."""
+    from judge_service.storage.db import session_scope
+    from judge_service.storage.workers import live
+
+    with session_scope(env["JS_DATABASE_URL"]) as session:
+        return bool(live(session=session, within_s=60))

@@ -171,8 +171,9 @@ class ChaosWorker(Worker):
         Process.__init__(
             self, [JUDGE_SERVICE, "worker", "--concurrency", "2"], env=env, cwd=cwd, log=log
         )
+        self.database_url = env.get("JS_DATABASE_URL", "")
         deadline = time.monotonic() + 240
-        while "ready." not in self.log_path.read_text(errors="replace"):
+        while "ready." not in self.log_path.read_text(errors="replace") or not self._beating():
             assert self.proc.poll() is None, f"worker exited:\n{self.log()}"
             if time.monotonic() > deadline:
                 self.kill()

@@ -21,7 +21,7 @@ from judge_service.storage import leases
 from judge_service.storage.db import dispose_engines, session_scope
 from judge_service.worker.celery_app import QUEUE
 from judge_service.worker.dispatch import CeleryDispatcher
-from tests.helpers import JUDGE_SERVICE, Process, Server, create_key, run_cli, service_env
+from tests.helpers import Server, Worker, create_key, run_cli, service_env
 from trainer_bridge import RewardClient
 
 SLOW = [{"name": "slow_constant", "score": 0.5, "delay_s": 0.3}]
@@ -29,20 +29,6 @@ LEASE_S = 3
 #: Seconds a worker may take to start, and an HTTP call to answer: these tests start many
 #: processes on a small shared machine.
 START_S, HTTP_S = 180, 120
-
-
-class Worker(Process):
-    """``judge-service worker --concurrency N`` (prefork), ready when Celery says so."""
-
-    def __init__(self, *, env: dict[str, str], cwd: Path, log: Path, concurrency: int = 2):
-        args = [JUDGE_SERVICE, "worker", "--concurrency", str(concurrency)]
-        super().__init__(args, env=env, cwd=cwd, log=log)
-        deadline = time.monotonic() + START_S
-        while "ready." not in self.log():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.kill()
-                raise AssertionError(f"worker did not become ready:\n{self.log()}")
-            time.sleep(0.1)
 
 
 @pytest.fixture(params=["postgresql", "sqlite"])
