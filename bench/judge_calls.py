@@ -344,10 +344,17 @@ def main() -> None:
         if name == floor or not args.only or any(part in name for part in args.only)
     ]
     best: dict[str, Row] = {}
+    failed: dict[str, str] = {}  # rows that raised in every round: why, the last time
     try:
         for _ in range(args.rounds):
             for name, measure in chosen:
-                row = measure(name)
+                try:
+                    row = measure(name)
+                except Exception as exc:  # one row's failure (a reset connection) is reported;
+                    # the others still run: the run compares them side by side
+                    failed[name] = f"{type(exc).__name__}: {str(exc)[:120]}"
+                    print(f"{name}: FAILED, {failed[name]}", flush=True)
+                    continue
                 print(f"{row[0]}: {row[1]} calls, {row[1] / row[2]:,.0f} calls/s, "
                       f"{1000 * row[3] / row[1]:.2f} ms CPU per call", flush=True)  # fmt: skip
                 old = best.get(row[0])
@@ -355,6 +362,8 @@ def main() -> None:
                     best[row[0]] = row
     finally:
         fake.stop()
+    if floor not in best:
+        raise SystemExit(f"the floor failed in every round ({failed[floor]}): no ratios")
     floor_row = best[floor]
     # CPU as a multiple of the floor's too: this machine's speed drifts by 2x between runs,
     # and the multiple is what stays put (the absolute goal is met or missed with the machine).
@@ -366,6 +375,9 @@ def main() -> None:
             name, str(calls), f"{rate:,.0f}", f"{rate / (floor_row[1] / floor_row[2]):.2f}",
             f"{1000 * cpu / calls:.2f}", f"{cpu / calls / floor_cpu:.2f}",
         )  # fmt: skip
+    for name, why in failed.items():
+        if name not in best:
+            table.add_row(name, "0", f"failed ({why.split(':')[0]})", "-", "-", "-")
     bound = IN_FLIGHT / (args.latency_ms / 1000)
     Console().print(table)
     print(f"latency bound: {bound:,.0f} calls/s ({IN_FLIGHT} in flight, {args.latency_ms} ms)")
