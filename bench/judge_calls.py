@@ -344,7 +344,7 @@ def main() -> None:
         if name == floor or not args.only or any(part in name for part in args.only)
     ]
     best: dict[str, Row] = {}
-    failed: dict[str, str] = {}  # rows that raised in every round: why, the last time
+    failed: dict[str, str] = {}  # rows that raised in a round: why, the last time
     try:
         for _ in range(args.rounds):
             for name, measure in chosen:

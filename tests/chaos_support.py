@@ -168,17 +168,7 @@ class ChaosWorker(Worker):
     machine: importing litellm alone took 30-45 s at a load of 10 on 2 cores."""
 
     def __init__(self, *, env: dict[str, str], cwd: Path, log: Path) -> None:
-        Process.__init__(
-            self, [JUDGE_SERVICE, "worker", "--concurrency", "2"], env=env, cwd=cwd, log=log
-        )
-        self.database_url = env.get("JS_DATABASE_URL", "")
-        deadline = time.monotonic() + 240
-        while "ready." not in self.log_path.read_text(errors="replace") or not self._beating():
-            assert self.proc.poll() is None, f"worker exited:\n{self.log()}"
-            if time.monotonic() > deadline:
-                self.kill()
-                raise AssertionError(f"worker did not become ready:\n{self.log()}")
-            time.sleep(0.1)
+        super().__init__(env=env, cwd=cwd, log=log, start_s=240)
 
 
 class Rig:

@@ -187,6 +187,7 @@ class Worker(Process):
         concurrency: int = 2,
         pool: str | None = None,
         metrics_port: int = 0,
+        start_s: float = 180,  # importing litellm takes 30-45 s under load
     ) -> None:
         super().__init__(
             [JUDGE_SERVICE, "worker", "--concurrency", str(concurrency)]
@@ -197,7 +198,7 @@ class Worker(Process):
             log=log,
         )
         self.database_url = env.get("JS_DATABASE_URL", "")
-        deadline = time.monotonic() + 180  # importing litellm takes 30-45 s under load
+        deadline = time.monotonic() + start_s
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, f"worker exited:\n{self.log()}"
             if "ready." in self.log() and self._beating():
