@@ -3,6 +3,8 @@
 #   bash scripts/setup.sh          the server and the local SmolLM2 judge (extra `local`)
 #   bash scripts/setup.sh all      everything the tests need: torch (CPU), local, train, dev,
 #                                  and Debian's chromium for the review-page tests (needs root)
+# Every package comes at the version in constraints.txt (scripts/lock.sh writes it), so a
+# fresh clone installs what the tests last passed with.
 # Safe to run again: it only installs what is missing. llama.cpp compiles once per machine
 # (~5 min on 2 cores) into ~/.cache/judge-service/wheels, and its llama-server (~10 min) into
 # ~/.cache/judge-service/bin.
@@ -38,7 +40,7 @@ if [ ! -f .venv/.llama-portable-$llama_version ]; then
       "llama-cpp-python==$llama_version"
   fi
   # Its own dependencies first, so the --no-deps install below leaves nothing unresolved.
-  pip install -q "numpy>=1.20.0" "diskcache>=5.6.1" "typing-extensions>=4.5.0" "jinja2>=2.11.3"
+  pip install -q -c constraints.txt "numpy>=1.20.0" "diskcache>=5.6.1" "typing-extensions>=4.5.0" "jinja2>=2.11.3"
   pip install -q --force-reinstall --no-deps \
     "$llama_wheels"/llama_cpp_python-$llama_version-*.whl
   touch .venv/.llama-portable-$llama_version
@@ -74,8 +76,8 @@ if [ "$what" = "all" ]; then
     (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null
   fi
   # torch first, pinned: a bare `torch` would pull a multi-GB CUDA build.
-  pip install -q "torch==2.13.0"
-  pip install -q -e ".[local,train,dev]"
+  pip install -q -c constraints.txt "torch==2.13.0"
+  pip install -q -c constraints.txt -e ".[local,train,dev]"
   # The tests install their plugin package (tests/fixtures/js_test_plugin) in a temporary
   # folder of their own; an earlier version installed it here, where `judge-service
   # plugins` then listed its deliberately broken plugins as failed.
@@ -83,6 +85,6 @@ if [ "$what" = "all" ]; then
     pip uninstall -q -y js-test-plugin
   fi
 else
-  pip install -q -e ".[local]"
+  pip install -q -c constraints.txt -e ".[local]"
 fi
 echo "judge-service is installed in .venv ($what)"
