@@ -20,21 +20,34 @@ def report_command(
     base_url: Annotated[
         str, typer.Option(help="The service's URL, put before the page's links")
     ] = "",
+    project: Annotated[
+        str | None,
+        typer.Option(help="Only this project's batches of the run (default: every project's)"),
+    ] = None,
 ) -> None:
     """Write a run's page (plots, alarms, flagged rollouts) to an HTML file."""
     from sqlalchemy.exc import DatabaseError
 
     from judge_service.api.web.run_view import run_page
+    from judge_service.errors import ValidationFailed
+    from judge_service.projects import check_name
     from judge_service.storage.db import session_scope
 
+    try:  # two projects may use the same run_id: --project keeps them apart
+        project = None if project is None else check_name(project)
+    except ValidationFailed as exc:
+        raise typer.BadParameter(exc.message, param_hint="--project") from exc
     try:
         with session_scope(get_settings().database_url) as session:
-            html = run_page(session=session, run_id=run_id, link_base=base_url.rstrip("/"))
+            html = run_page(
+                session=session, run_id=run_id, link_base=base_url.rstrip("/"), project=project
+            )
     except DatabaseError as exc:  # no tables yet, say
         typer.echo(f"error: cannot read the runs: {exc.orig}", err=True)
         raise typer.Exit(2) from exc
     if html is None:
-        typer.echo(f"error: no scored batches for run {run_id!r}", err=True)
+        where = "" if project is None else f" in project {project!r}"
+        typer.echo(f"error: no scored batches for run {run_id!r}{where}", err=True)
         raise typer.Exit(2)
     out.write_text(html, encoding="utf-8")
     typer.echo(f"wrote {out} ({len(html) // 1024} KB)")

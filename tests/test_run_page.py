@@ -228,6 +228,22 @@ def test_the_report_command_writes_the_same_page(
     )
     assert "no scored batches for run 'nope'" in missing and not (tmp_path / "x.html").exists()
 
+    # --project: only that project's batches of the run (the run was scored in "default")
+    ours = tmp_path / "ours.html"
+    run_cli("report", RUN, "--out", str(ours), "--project", "default", env=env, cwd=tmp_path)
+    assert plots_of(ours.read_text()) == plots_of(page)
+    other = run_cli_failing(
+        "report", RUN, "--out", str(tmp_path / "y.html"), "--project", "other", env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert f"no scored batches for run {RUN!r} in project 'other'" in other
+    assert not (tmp_path / "y.html").exists()
+    bad = run_cli_failing(
+        "report", RUN, "--out", str(tmp_path / "z.html"), "--project", "Not A Name", env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert "--project" in bad and "is not a project name" in bad
+
 
 def database_url_of(env: dict[str, str], cwd: Path) -> str:
     """The database URL the commands will use with ``env`` in ``cwd``, made absolute."""
