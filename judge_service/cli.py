@@ -285,14 +285,26 @@ def score(
             help="Run the default detectors and JS_PENALTY_POLICY after the judges, as the API",
         ),
     ] = True,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            help="Only this project's confirmed hacks feed the known-hack detector "
+            "(default: every project's)"
+        ),
+    ] = None,
 ) -> None:
     """Score a JSONL file through the API's pipeline (judges, then the hindsight audit and
     its penalty), with a progress bar and a summary that counts flagged samples."""
+    from judge_service.errors import JudgeServiceError, ValidationFailed
+    from judge_service.projects import check_name
     from judge_service.worker.offline import score_file
 
+    try:
+        project = None if project is None else check_name(project)
+    except ValidationFailed as exc:
+        raise typer.BadParameter(exc.message, param_hint="--project") from exc
     settings = get_settings()
     _logging("WARNING")
-    from judge_service.errors import JudgeServiceError
 
     try:
         score_file(
@@ -303,6 +315,7 @@ def score(
             aggregator=aggregator,
             timeout_s=timeout_s,
             audit=audit,
+            project=project,
         )
     except JudgeServiceError as exc:
         typer.echo(f"error: {exc.message}", err=True)

@@ -442,3 +442,15 @@ def test_score_uses_the_confirmed_hacks_of_the_service_database(
     assert [f["detector"] for f in results["injection"]["findings"]] == ["known_hack"]
     assert results["injection"]["reward"] == 0.0
     assert results["honest"]["findings"] == [] and results["honest"]["reward"] == 1.0
+    # --project: only that project's confirmed hacks (the hack was confirmed in "default")
+    ours, _ = score_hacks("--project", "default", env=env, workdir=workdir)
+    assert [f["detector"] for f in ours["injection"]["findings"]] == ["known_hack"]
+    theirs, _ = score_hacks("--project", "other", env=env, workdir=workdir)
+    assert theirs["injection"]["findings"] == [] and theirs["injection"]["reward"] == 1.0
+    bad = subprocess.run(
+        [JUDGE_SERVICE, "score", str(workdir / "IN.jsonl"), "--out", str(workdir / "x.jsonl"),
+         "--project", "Not A Name"],
+        env=env, cwd=workdir, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "is not a project name" in bad.stderr, bad.stderr
+    assert not (workdir / "x.jsonl").exists()

@@ -75,16 +75,16 @@ def _summary(outcomes: list[Outcome], seconds: float, audit: str) -> Table:
     return table
 
 
-def _known_hacks(settings: Settings) -> list[str]:
-    """The service database's confirmed hacks, as the worker reads them; none when that
-    database is not set up (``score`` never creates one)."""
+def _known_hacks(settings: Settings, project: str | None) -> list[str]:
+    """The service database's confirmed hacks (of ``project``; None: of all), as the worker
+    reads them; none when that database is not set up (``score`` never creates one)."""
     url = make_url(settings.database_url)
     if url.get_backend_name() == "sqlite" and not (url.database and Path(url.database).is_file()):
         return []
     try:
         if not schema_is_current(settings.database_url):
             return []
-        return known_hack_texts(settings)
+        return known_hack_texts(settings, project)
     except SQLAlchemyError as exc:
         log.warning("no known-hack corpus: the database cannot be read (%s)", exc)
         return []
@@ -98,6 +98,7 @@ def _plan(
     aggregator: str | None,
     audit: bool,
     deadline: float,
+    project: str | None,
 ) -> Plan:
     """The plan the API would store for this file as one batch, built as the worker builds it."""
     registry = Registry()
@@ -120,7 +121,7 @@ def _plan(
         registry=registry,
         settings=settings,
         deadline=deadline,
-        known_hacks=_known_hacks(settings) if wanted else [],
+        known_hacks=_known_hacks(settings, project) if wanted else [],
         run_stats=lambda: {"run_id": None, "step": None, **batch_stats(samples)},
     )
 
@@ -144,11 +145,14 @@ def score_file(
     timeout_s: float,
     audit: bool = True,
     console: Console | None = None,
+    project: str | None = None,
 ) -> list[Outcome]:
     """Score every line of ``infile`` and write ``out``; returns the outcomes in order.
 
     With ``audit`` (the default) the samples go through the default detectors and
     penalty policy, as a batch sent to the API without ``detectors`` or ``penalty``.
+    ``project``: only its confirmed hacks feed the known-hack detector (None: every
+    project's), as a batch of that project gets from the worker.
     """
     console = console or Console()
     items = _read(infile)
@@ -161,6 +165,7 @@ def score_file(
         aggregator=aggregator,
         audit=audit,
         deadline=started + timeout_s,
+        project=project,
     )
     outcomes: list[Outcome | None] = [i if isinstance(i, Outcome) else None for i in items]
     todo = [(i, s) for i, s in enumerate(items) if isinstance(s, Sample)]
