@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import CommandLine, ready_settings
+from judge_service.cli_common import CommandLine, project_name, ready_settings
 from judge_service.cli_detectors import audit_command, detectors_app
 from judge_service.cli_forge import forge_app
 from judge_service.cli_report import report_command
@@ -87,8 +87,7 @@ def keys_create(
     ] = False,
 ) -> None:
     """Create an API key of a project. The key is printed once, alone on the last line."""
-    from judge_service.errors import ValidationFailed
-    from judge_service.projects import ALL, check_name
+    from judge_service.projects import ALL
     from judge_service.rubric_import import seed_project
     from judge_service.storage import audit
     from judge_service.storage.db import session_scope
@@ -98,10 +97,7 @@ def keys_create(
         raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
     if all_projects and role != "admin":
         raise typer.BadParameter("only admin keys can be for every project", param_hint="--role")
-    try:
-        project = ALL if all_projects else check_name(project)
-    except ValidationFailed as exc:
-        raise typer.BadParameter(exc.message, param_hint="--project") from exc
+    project = ALL if all_projects else project_name(project)
     settings = ready_settings()
     with session_scope(settings.database_url) as session:
         row, plain = create_key(session=session, role=role, name=name, project=project)
@@ -295,14 +291,10 @@ def score(
 ) -> None:
     """Score a JSONL file through the API's pipeline (judges, then the hindsight audit and
     its penalty), with a progress bar and a summary that counts flagged samples."""
-    from judge_service.errors import JudgeServiceError, ValidationFailed
-    from judge_service.projects import check_name
+    from judge_service.errors import JudgeServiceError
     from judge_service.worker.offline import score_file
 
-    try:
-        project = None if project is None else check_name(project)
-    except ValidationFailed as exc:
-        raise typer.BadParameter(exc.message, param_hint="--project") from exc
+    project = None if project is None else project_name(project)
     settings = get_settings()
     _logging("WARNING")
 

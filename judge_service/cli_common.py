@@ -52,3 +52,14 @@ def ready_settings() -> Settings:
         typer.echo(f"error: {problem}: run `judge-service db upgrade` first", err=True)
         raise typer.Exit(1)
     return settings
+
+
+def project_name(value: str) -> str:
+    """``value`` when it is a project name; else the usage error of ``--project``."""
+    from judge_service.errors import ValidationFailed
+    from judge_service.projects import check_name
+
+    try:
+        return check_name(value)
+    except ValidationFailed as exc:
+        raise typer.BadParameter(exc.message, param_hint="--project") from exc

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from judge_service.cli_common import project_name
 from judge_service.settings import get_settings
 
 
@@ -29,14 +30,10 @@ def report_command(
     from sqlalchemy.exc import DatabaseError
 
     from judge_service.api.web.run_view import run_page
-    from judge_service.errors import ValidationFailed
-    from judge_service.projects import check_name
     from judge_service.storage.db import session_scope
 
-    try:  # two projects may use the same run_id: --project keeps them apart
-        project = None if project is None else check_name(project)
-    except ValidationFailed as exc:
-        raise typer.BadParameter(exc.message, param_hint="--project") from exc
+    # two projects may use the same run_id: --project keeps them apart
+    project = None if project is None else project_name(project)
     try:
         with session_scope(get_settings().database_url) as session:
             html = run_page(

@@ -8,22 +8,12 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import ready_settings
+from judge_service.cli_common import project_name, ready_settings
 
 rubrics_app = typer.Typer(no_args_is_help=True, help="Rubrics: versioned yes/no checklists.")
 
 #: Rubric names are per project; every command works in one.
 Project = Annotated[str, typer.Option(help="The project whose rubrics these are")]
-
-
-def _project(value: str) -> str:
-    from judge_service.errors import ValidationFailed
-    from judge_service.projects import check_name
-
-    try:
-        return check_name(value)
-    except ValidationFailed as exc:
-        raise typer.BadParameter(exc.message, param_hint="--project") from exc
 
 
 @rubrics_app.command("import")
@@ -40,7 +30,7 @@ def import_rubrics(
     from judge_service.rubric_import import import_files
     from judge_service.storage.db import session_scope
 
-    project = _project(project)
+    project = project_name(project)
     try:
         loaded = rubric_files.load(path)
     except rubric_files.RubricFileError as exc:
@@ -62,7 +52,7 @@ def list_rubrics(project: Project = "default") -> None:
     from judge_service.storage.db import session_scope
 
     with session_scope(ready_settings().database_url) as session:
-        for summary in rubrics.list_rubrics(session=session, project=_project(project)):
+        for summary in rubrics.list_rubrics(session=session, project=project_name(project)):
             typer.echo(
                 f"{summary.name}@{summary.version}\t{summary.criteria} criteria"
                 f"\t{summary.versions} versions"
@@ -81,7 +71,7 @@ def show_rubric(
 
     with session_scope(ready_settings().database_url) as session:
         row = rubrics.get_version(
-            session=session, name=name, version=version, project=_project(project)
+            session=session, name=name, version=version, project=project_name(project)
         )
         if row is None:
             typer.echo(f"error: no rubric {name!r}" + (f" version {version}" if version else ""))
