@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ValidationError
 
+from judge_service.cli_common import project_name
 from judge_service.settings import Settings, get_settings
 
 forge_app = typer.Typer(no_args_is_help=True, help="Tasks from production traces and documents.")
@@ -47,7 +48,15 @@ def _read(path: Path, settings: Settings) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _run(kind: str, text: str, options: BaseModel, parse: Any, settings: Settings) -> None:
+#: The project a job is made in: its families, tasks, review items and rubric are that project's.
+JobProject = Annotated[
+    str, typer.Option(help="The job's project: its tasks, review items and rubric are its own")
+]
+
+
+def _run(
+    kind: str, text: str, options: BaseModel, parse: Any, settings: Settings, project: str
+) -> None:
     from judge_service.forge.inputs import ForgeInputError
     from judge_service.storage import audit, forge
     from judge_service.storage.db import session_scope
@@ -65,6 +74,7 @@ def _run(kind: str, text: str, options: BaseModel, parse: Any, settings: Setting
             options=options.model_dump(mode="json", exclude_none=True),
             inputs=text,
             created_by="cli",
+            project=project,
         )
         audit.record(session=session, actor="cli", action=f"forge.{kind}", target=job.id)
         job_id = job.id
@@ -92,14 +102,16 @@ def traces(
     rubric: Annotated[str | None, typer.Option(help="Rubric that mined items join")] = None,
     miner: Annotated[str | None, typer.Option(help="Mining model: litellm string or JSON")] = None,
     max_items: Annotated[int | None, typer.Option(help="Most items mined per family")] = None,
+    project: JobProject = "default",
 ) -> None:
     """Candidate tasks from traces: duplicates merged, families, failed traces mined."""
     from judge_service.forge.traces import parse_traces
     from judge_service.wire_forge import TraceOptions
 
+    project = project_name(project)
     settings = get_settings()
     options = _options(TraceOptions, rubric=rubric, miner=_spec(miner), max_items=max_items)
-    _run("traces", _read(file, settings), options, parse_traces, settings)
+    _run("traces", _read(file, settings), options, parse_traces, settings, project)
 
 
 def _documents_text(path: Path, settings: Settings) -> str:
@@ -133,11 +145,13 @@ def documents(
     min_pass: Annotated[float | None, typer.Option(help="Keep pass rates above this")] = None,
     max_pass: Annotated[float | None, typer.Option(help="... and at most this")] = None,
     chunk_chars: Annotated[int | None, typer.Option(help="Largest chunk")] = None,
+    project: JobProject = "default",
 ) -> None:
     """Grounded tasks from documents: kept where the solver fails without the document."""
     from judge_service.forge.documents import parse_documents
     from judge_service.wire_forge import DocumentOptions
 
+    project = project_name(project)
     settings = get_settings()
     options = _options(
         DocumentOptions,
@@ -150,7 +164,8 @@ def documents(
         max_pass=max_pass,
         chunk_chars=chunk_chars,
     )
-    _run("documents", _documents_text(path, settings), options, parse_documents, settings)
+    text = _documents_text(path, settings)
+    _run("documents", text, options, parse_documents, settings, project)
 
 
 @forge_app.command("export")
@@ -160,6 +175,10 @@ def export(
     run: Annotated[str | None, typer.Option(help="Take tiers from this run first")] = None,
     family: Annotated[str | None, typer.Option(help="A family id or name")] = None,
     include_unapproved: Annotated[bool, typer.Option(help="Also pending families")] = False,
+    project: Annotated[
+        str | None,
+        typer.Option(help="Only this project's tasks and run (default: every project's)"),
+    ] = None,
 ) -> None:
     """Write approved tasks (prompt, reference, task_id, ...) as JSONL."""
     from judge_service.forge.export import record
@@ -170,19 +189,22 @@ def export(
 
     if tier is not None and tier not in TIERS:
         raise _fail(f"--tier must be one of {', '.join(TIERS)}")
+    project = None if project is None else project_name(project)
     settings = get_settings()
     with session_scope(settings.database_url) as session:
         run_tiers: dict[str, str | None] = {}
         if run is not None:  # this run's tiers decide, even where a later run stored its own
-            stats, _, _ = apply_run_tiers(session=session, run_id=run)
+            stats, _, _ = apply_run_tiers(session=session, run_id=run, project=project)
             if not stats:
-                raise _fail(f"no scored samples with a task for run {run!r}")
+                where = "" if project is None else f" in project {project!r}"
+                raise _fail(f"no scored samples with a task for run {run!r}{where}")
             run_tiers = {s.task: s.tier for s in stats}
         rows = forge.list_tasks(
             session=session,
             family=family,
             tier=tier if run is None else None,
             approved=None if include_unapproved else True,
+            project=project,
         )
         records = []
         for task, fam in rows:

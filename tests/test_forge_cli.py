@@ -76,6 +76,52 @@ def test_cli_forges_and_refuses_bad_files_naming_line_and_field(
     assert after.startswith("4 tasks")  # nothing stored changed
 
 
+def test_forge_project_option_scopes_jobs_and_export(
+    sqlite_url: str, tmp_path: Path, fake: FakeOpenAIServer
+):
+    """``--project`` makes the job in that project; ``export --project`` writes only its tasks
+    (default: every project's); a bad name is a usage error naming the option, storing nothing."""
+    env = service_env(JS_DATABASE_URL=sqlite_url)
+    run_cli("db", "upgrade", env=env, cwd=tmp_path)
+    good = write_jsonl(tmp_path / "good.jsonl", traces())
+    miner = json.dumps(spec(fake, "miner"))
+    run_cli("forge", "traces", str(good), "--miner", miner, env=env, cwd=tmp_path)
+    job = json.loads(
+        run_cli(
+            "forge", "traces", str(good), "--miner", miner, "--project", "team-b",
+            env=env, cwd=tmp_path,
+        )
+    )  # fmt: skip
+    assert job["counts"]["tasks"] == 4
+
+    def exported(*extra: str) -> list[dict]:
+        out = tmp_path / "out.jsonl"
+        run_cli("forge", "export", "--out", str(out), "--include-unapproved", *extra,
+                env=env, cwd=tmp_path)  # fmt: skip
+        return [json.loads(line) for line in out.read_text().splitlines()]
+
+    team_b = exported("--project", "team-b")
+    default = exported("--project", "default")
+    assert len(team_b) == 4 and len(default) == 4
+    assert not {r["task_id"] for r in team_b} & {r["task_id"] for r in default}
+    assert len(exported()) == 8
+    assert exported("--project", "nobody") == []
+    assert "--project" in fails(
+        "forge", "traces", str(good), "--project", "Not A Name", env=env, cwd=tmp_path
+    )
+    assert "--project" in fails(
+        "forge", "export", "--out", str(tmp_path / "x.jsonl"), "--project", "Not A Name",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert not (tmp_path / "x.jsonl").exists()
+    assert len(exported()) == 8  # the refused job stored nothing
+    run = "in project 'team-b'"
+    assert run in fails(
+        "forge", "export", "--out", str(tmp_path / "y.jsonl"), "--run", "no-such-run",
+        "--project", "team-b", env=env, cwd=tmp_path,
+    )  # fmt: skip
+
+
 def test_a_forge_job_runs_on_a_celery_worker(
     postgres_url: str, redis_url: str, tmp_path: Path, fake: FakeOpenAIServer
 ):
