@@ -1,4 +1,4 @@
-"""``judge-service``: serve, worker, db upgrade, keys create, plugins, score, local-model, forge.
+"""``judge-service``: serve, worker, db upgrade, keys, plugins, score, local-model, forge.
 
 Every command builds its settings once from the environment and works from any
 working directory: migrations, templates and seed rubrics come from the installed package,
@@ -15,16 +15,16 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import CommandLine, project_name, ready_settings
+from judge_service.cli_common import CommandLine, project_name
 from judge_service.cli_detectors import audit_command, detectors_app
 from judge_service.cli_forge import forge_app
+from judge_service.cli_keys import keys_app
 from judge_service.cli_report import report_command
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.settings import get_settings
 
 app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
-keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
 app.add_typer(detectors_app, name="detectors")
@@ -73,46 +73,6 @@ def db_upgrade(revision: str = "head") -> None:
     typer.echo(f"database at {revision}: {describe_url(settings.database_url)}")
     for ref in seeded:
         typer.echo(f"imported the shipped rubric {ref}")
-
-
-@keys_app.command("create")
-def keys_create(
-    role: Annotated[str, typer.Option(help="trainer, reviewer or admin")],
-    name: Annotated[str | None, typer.Option(help="A label for the key")] = None,
-    project: Annotated[
-        str, typer.Option(help="The project the key sees and makes things in")
-    ] = "default",
-    all_projects: Annotated[
-        bool, typer.Option("--all-projects", help="An admin key for every project (`*`)")
-    ] = False,
-) -> None:
-    """Create an API key of a project. The key is printed once, alone on the last line."""
-    from judge_service.projects import ALL
-    from judge_service.rubric_import import seed_project
-    from judge_service.storage import audit
-    from judge_service.storage.db import session_scope
-    from judge_service.storage.keys import create_key
-
-    if role not in ("trainer", "reviewer", "admin"):
-        raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
-    if all_projects and role != "admin":
-        raise typer.BadParameter("only admin keys can be for every project", param_hint="--role")
-    project = ALL if all_projects else project_name(project)
-    settings = ready_settings()
-    with session_scope(settings.database_url) as session:
-        row, plain = create_key(session=session, role=role, name=name, project=project)
-        audit.record(
-            session=session,
-            actor="cli",
-            action="key.create",
-            target=row.id,
-            detail={"role": role, "project": project},
-        )
-        if project != ALL:
-            seed_project(session=session, project=project, actor="cli")
-    where = "every project" if project == ALL else f"project {project}"
-    typer.echo(f"created {role} key {row.id} of {where}; it is shown only now:")
-    typer.echo(plain)
 
 
 @app.command()

@@ -6,6 +6,7 @@ This module imports nothing else of the package, so a trainer node can use it
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import (
@@ -252,6 +253,21 @@ class KeyCreated(BaseModel):
     role: Role
     project: str = "default"
     key: str
+
+
+class KeyInfo(BaseModel):
+    """A key as admins see it: never the key itself, which was shown once at creation."""
+
+    id: str
+    name: str | None = None
+    role: Role
+    project: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+class KeyList(BaseModel):
+    keys: list[KeyInfo]
 
 
 class ErrorDetail(BaseModel):

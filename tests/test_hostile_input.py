@@ -143,6 +143,38 @@ def test_integers_past_the_database_range_are_422_on_every_database(api, databas
     assert get(f"/v1/review?offset={DB_INT_MAX}").json() == {"items": []}
 
 
+def test_control_characters_in_paths_and_queries_are_422_on_every_database(api, database_url):
+    """PostgreSQL cannot compare a text value holding NUL: these were 500s there."""
+    client, keys = api
+    batch = client.post(
+        "/v1/rewards",
+        json={"judges": ["reference_match"], "samples": [{"id": "s", "prompt": "p",
+              "completion": "4", "reference": "4"}]},
+        headers=keys["trainer"],
+    ).json()["batch_id"]  # fmt: skip
+    for path, field in [
+        ("/v1/rewards/%00", "path.batch_id"),
+        ("/v1/rewards/ab%00cd", "path.batch_id"),
+        ("/v1/rewards/%1B%5B2J", "path.batch_id"),
+        ("/v1/forge/jobs/%00", "path.job_id"),
+        ("/v1/rubrics/%00", "path.name"),
+        ("/v1/keys/%E2%80%AE%00", "path.key_id"),
+        ("/v1/tasks?family=%00", "query.family"),
+        ("/v1/tasks?approved=true&family=x%7F", "query.family"),
+        ("/runs/%00", "path.run_id"),
+        ("/v1/keys?project=%00", "query.project"),
+    ]:
+        method = client.delete if path.startswith("/v1/keys/") else client.get
+        answer = method(path, headers=keys["admin"])
+        assert answer.status_code == 422, (path, answer.text)
+        assert answer.json()["error"]["detail"][0]["field"] == field, path
+        assert field in answer.json()["error"]["message"], path
+    for path in ("/v1/rewards/%E2%80%AE", "/v1/rewards/%F0%9F%A6%80", "/v1/forge/jobs/%C3%A9"):
+        assert client.get(path, headers=keys["admin"]).status_code == 404, path  # odd, not bad
+    kept = client.get(f"/v1/rewards/{batch}", headers=keys["trainer"])
+    assert kept.status_code == 200 and kept.json()["results"][0]["reward"] == 1.0
+
+
 @pytest.mark.parametrize(
     ("field", "value"), [("step", DB_INT_MAX + 1), ("step", BIG), ("quorum", BIG), ("step", -1)]
 )

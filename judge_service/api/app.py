@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
@@ -21,6 +21,7 @@ from judge_service.api.error_docs import document_errors
 from judge_service.api.headers import SecurityHeaders
 from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.outage import database_error
+from judge_service.api.params import plain_params
 from judge_service.api.routes import (
     forge,
     health,
@@ -146,6 +147,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # /docs and /redoc come from add_docs: offline, no CDN
         redoc_url=None,
+        dependencies=[Depends(plain_params)],
     )
     add_docs(app)
     app.state.settings = settings

@@ -37,6 +37,11 @@ class CheckedKeys:
         checked_until, row = entry
         return row if self.clock() < checked_until else None
 
+    def forget(self, key_id: str) -> None:
+        """Stop trusting the key ``key_id`` (just revoked through this process): its next
+        request reads the database. Other API processes refuse it within ``ttl_s``."""
+        self._rows = {k: v for k, v in self._rows.items() if v[1].id != key_id}
+
     def put(self, key: str, row: ApiKeyRow) -> None:
         if self.ttl_s <= 0:
             return

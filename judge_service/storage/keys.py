@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from judge_service.storage.tables import ApiKeyRow
+from judge_service.storage.types import utcnow
 
 
 def hash_key(key: str) -> str:
@@ -41,3 +42,22 @@ def key_projects(*, session: Session) -> list[str]:
         ApiKeyRow.revoked_at.is_(None), ApiKeyRow.project != "*"
     )
     return sorted(set(session.scalars(query.distinct())))
+
+
+def revoke_key(*, session: Session, key_id: str) -> tuple[ApiKeyRow | None, bool]:
+    """Revoke the key ``key_id``: the row (None when unknown) and whether this call revoked
+    it. Revoking a revoked key changes nothing: it keeps its first ``revoked_at``."""
+    row = session.get(ApiKeyRow, key_id)
+    if row is None or row.revoked_at is not None:
+        return row, False
+    row.revoked_at = utcnow()
+    session.flush()
+    return row, True
+
+
+def list_keys(*, session: Session, project: str | None = None) -> list[ApiKeyRow]:
+    """Keys, oldest first: those of ``project`` (None: every project's, ``*`` included)."""
+    query = select(ApiKeyRow).order_by(ApiKeyRow.created_at, ApiKeyRow.id)
+    if project is not None:
+        query = query.where(ApiKeyRow.project == project)
+    return list(session.scalars(query))

@@ -1,16 +1,19 @@
-"""``POST /v1/keys``: an admin creates a key; the plain key is in this answer only."""
+"""``/v1/keys``: an admin creates a key (the plain key is in that answer only), lists its
+project's keys, and revokes one."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from judge_service import wire
-from judge_service.api.deps import AdminKey, SessionDep
-from judge_service.errors import Forbidden, ValidationFailed
+from judge_service.api.deps import AdminKey, ScopeDep, SessionDep
+from judge_service.api.error_docs import errors
+from judge_service.errors import Forbidden, NotFound, ValidationFailed
 from judge_service.projects import ALL, DEFAULT
 from judge_service.rubric_import import seed_project
 from judge_service.storage import audit
-from judge_service.storage.keys import create_key
+from judge_service.storage.keys import create_key, list_keys, revoke_key
+from judge_service.storage.tables import ApiKeyRow
 
 router = APIRouter(prefix="/v1", tags=["keys"])
 
@@ -41,3 +44,38 @@ def create_api_key(body: wire.KeyCreateRequest, session: SessionDep, key: AdminK
         seed_project(session=session, project=project, actor=key.id)
     session.commit()
     return wire.KeyCreated(id=row.id, role=body.role, project=project, key=plain)  # type: ignore[arg-type]
+
+
+def key_info(row: ApiKeyRow) -> wire.KeyInfo:
+    return wire.KeyInfo.model_validate(row, from_attributes=True)
+
+
+@router.get("/keys", response_model=wire.KeyList)
+def list_api_keys(session: SessionDep, key: AdminKey, scope: ScopeDep):
+    """The keys of the admin's project (an all-projects admin: every key, or ``?project=``'s),
+    oldest first, revoked ones included; never the keys themselves."""
+    return wire.KeyList(keys=[key_info(r) for r in list_keys(session=session, project=scope.see)])
+
+
+@router.delete("/keys/{key_id}", response_model=wire.KeyInfo, responses=errors(404))
+def revoke_api_key(
+    key_id: str, request: Request, session: SessionDep, key: AdminKey, scope: ScopeDep
+):
+    """Revoke a key of the admin's project: it is refused from now on (by every other API
+    process within ``JS_KEY_CACHE_S``), and so are the web sessions signed in with it.
+    Revoking a revoked key changes nothing. A key of another project is a 404."""
+    row = session.get(ApiKeyRow, key_id)
+    if row is None or not scope.owns(row.project):
+        raise NotFound(f"no key {key_id!r}", detail={"id": key_id})
+    _, revoked = revoke_key(session=session, key_id=key_id)
+    if revoked:
+        audit.record(
+            session=session,
+            actor=key.id,
+            action="key.revoke",
+            target=row.id,
+            detail={"role": row.role, "project": row.project},
+        )
+    session.commit()
+    request.app.state.checked_keys.forget(row.id)
+    return key_info(row)
