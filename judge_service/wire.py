@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -22,6 +23,18 @@ from typing_extensions import TypedDict  # pydantic takes typing's only from Pyt
 Identifier = Annotated[
     str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
 ]
+
+
+def _no_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError("NUL characters (\\u0000) are not allowed in this text")
+    return text
+
+
+#: People's text kept in text columns (review notes, edits, rubric descriptions): any
+#: character but NUL, which PostgreSQL's text columns cannot hold (the write would be a 500).
+#: Text from models and detectors is cleaned where it is stored instead (``safe_text``).
+NoNul = AfterValidator(_no_nul)
 
 #: The largest value of the database's INTEGER columns (32-bit on PostgreSQL).
 DB_INT_MAX = 2**31 - 1

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, JsonValue, StringConstraints, field_validator
 
-from judge_service.wire import Identifier, JudgeSpec, _Strict
+from judge_service.wire import Identifier, JudgeSpec, NoNul, _Strict
 
 #: Rubric names and criterion ids: they appear in URLs, in ``name@N`` and in component keys.
 Slug = Annotated[
@@ -27,9 +27,11 @@ class CriterionIn(_Strict):
     """A yes/no rubric item. A negative weight marks a pitfall (met means worse)."""
 
     id: Slug
-    text: Annotated[str, StringConstraints(min_length=1, max_length=2000, strip_whitespace=True)]
+    text: Annotated[
+        str, StringConstraints(min_length=1, max_length=2000, strip_whitespace=True), NoNul
+    ]
     weight: float = Field(default=1.0, ge=-100, le=100)
-    tags: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+    tags: list[Annotated[str, StringConstraints(min_length=1, max_length=64), NoNul]] = Field(
         default_factory=list
     )
 
@@ -45,9 +47,9 @@ class RubricCreate(_Strict):
     """``POST /v1/rubrics``, and the format of rubric YAML files."""
 
     name: Slug
-    description: str = Field(default="", max_length=4000)
+    description: Annotated[str, NoNul] = Field(default="", max_length=4000)
     criteria: list[CriterionIn] = Field(min_length=1, max_length=200)
-    prompts: dict[Slug, str] = Field(default_factory=dict)
+    prompts: dict[Slug, Annotated[str, NoNul]] = Field(default_factory=dict)
     penalty: Literal["floor", "scale", "mask"] | None = None
 
     @field_validator("criteria")
@@ -163,9 +165,9 @@ class DecisionRequest(_Strict):
     """
 
     decision: Decision
-    text: Annotated[str, StringConstraints(min_length=1, max_length=2000)] | None = None
+    text: Annotated[str, StringConstraints(min_length=1, max_length=2000), NoNul] | None = None
     weight: float | None = Field(default=None, ge=-100, le=100)
-    note: Annotated[str, StringConstraints(max_length=4000)] | None = None
+    note: Annotated[str, StringConstraints(max_length=4000), NoNul] | None = None
     label: HumanLabel | None = None
 
 
@@ -182,7 +184,7 @@ class LabelRequest(_Strict):
     batch_id: Identifier
     sample_id: Identifier
     label: HumanLabel
-    note: Annotated[str, StringConstraints(max_length=4000)] | None = None
+    note: Annotated[str, StringConstraints(max_length=4000), NoNul] | None = None
 
 
 class LabelOut(BaseModel):
