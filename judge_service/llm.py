@@ -254,14 +254,21 @@ class ModelClient:
                     async with asyncio.timeout(left):
                         if lean is not None:
                             reply = await self._lean.complete(lean, request, messages)
-                            return reply.text, _lean_usage(model, reply, free)
-                        response = await litellm.acompletion(
-                            messages=messages, timeout=left, num_retries=0, max_retries=0, **request
-                        )
-                        return _text(response), _usage(response, free)
+                            answer = reply.text, _lean_usage(model, reply, free)
+                        else:
+                            response = await litellm.acompletion(
+                                messages=messages,
+                                timeout=left,
+                                num_retries=0,
+                                max_retries=0,
+                                **request,
+                            )
+                            answer = _text(response), _usage(response, free)
                 finally:
-                    for limit in limits:
-                        limit.release()
+                    queued = _release(limits)
+                if queued:  # a call waits for this slot: it sends before this reply is used
+                    await asyncio.sleep(0)
+                return answer
             except ModelTimeout:
                 raise
             except Exception as exc:
@@ -303,6 +310,22 @@ async def _acquire(
             for taken in limits[:index]:
                 taken.release()
             raise
+
+
+def _release(limits: tuple[asyncio.Semaphore, ...]) -> bool:
+    """Release every limit; True when one was full, so a queued call may take the slot.
+
+    Why the caller then yields once: replies come back in bursts (a round of calls sent
+    together), and each reply's task goes on to parse, judge, audit and store before it
+    yields, so the calls queued behind the limit would send only after the whole burst was
+    processed. Yielding first lets each queued call send its request before this reply's
+    work is done, so its time on the wire overlaps that work (the limit still holds: the
+    slot was released)."""
+    full = False
+    for limit in limits:
+        full = full or limit.locked()
+        limit.release()
+    return full
 
 
 def _left(

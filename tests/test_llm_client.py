@@ -152,6 +152,50 @@ async def test_concurrency_is_limited_per_model(make: Build, fake: FakeOpenAISer
     assert time.monotonic() - started >= 0.6
 
 
+async def test_a_queued_call_sends_before_the_freed_slots_reply_is_used(
+    make: Build, fake: FakeOpenAIServer, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the limit full, a reply's slot goes to the next call before the reply is parsed,
+    so the next call's time on the wire overlaps the parsing, judging and storing."""
+    import judge_service.llm as llm
+
+    events: list[str] = []
+    model_client = make(concurrency=1)
+    if transport == "lean":
+        send = model_client._lean.complete
+
+        async def sending(where: Any, request: Any, messages: Any) -> Any:
+            events.append(f"send {messages[0]['content']}")
+            return await send(where, request, messages)
+
+        monkeypatch.setattr(model_client._lean, "complete", sending)
+    else:
+        send = llm.litellm.acompletion
+
+        async def sending(**options: Any) -> Any:
+            events.append(f"send {options['messages'][0]['content']}")
+            return await send(**options)
+
+        monkeypatch.setattr(llm.litellm, "acompletion", sending)
+    parse = llm.parse_reply
+
+    def parsing(text: str | None, schema: dict[str, Any]) -> dict[str, Any]:
+        events.append("parse")
+        return parse(text, schema)
+
+    monkeypatch.setattr(llm, "parse_reply", parsing)
+
+    async def call(name: str) -> Any:
+        return await model_client.complete_json(
+            "openai/slow-20", [{"role": "user", "content": name}], SCHEMA,
+            cache_key_parts={"call": name}, api_base=fake.url, api_key="sk-test",
+        )  # fmt: skip
+
+    await asyncio.gather(call("a"), call("b"))
+    assert events == ["send a", "send b", "parse", "parse"]
+    assert fake.max_in_flight["slow-20"] == 1
+
+
 async def test_a_server_limit_is_shared_by_the_models_it_serves(
     make: Build, fake_openai: FakeOpenAIServer
 ) -> None:
