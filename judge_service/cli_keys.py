@@ -60,6 +60,7 @@ def keys_list(
 ) -> None:
     """The keys (id, role, project, name, created, revoked), oldest first; never the keys."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from judge_service.storage.db import session_scope
@@ -72,7 +73,7 @@ def keys_list(
         for row in list_keys(session=session, project=project):
             revoked = row.revoked_at.isoformat(timespec="seconds") if row.revoked_at else ""
             table.add_row(
-                row.id, row.role, row.project, row.name or "",
+                row.id, row.role, row.project, escape(row.name or ""),  # a name is no markup
                 row.created_at.isoformat(timespec="seconds"), revoked,
             )  # fmt: skip
     Console(width=200).print(table)

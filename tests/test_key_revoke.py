@@ -106,13 +106,13 @@ def test_revoking_a_key_ends_its_web_sessions(api, database_url):
 def test_keys_list_and_revoke_on_the_cli(database_url: str, tmp_path: Path):
     env = service_env(JS_DATABASE_URL=database_url)
     made = run_cli(
-        "keys", "create", "--role", "trainer", "--name", "gpu-node", env=env, cwd=tmp_path
+        "keys", "create", "--role", "trainer", "--name", "[bold]gpu-node", env=env, cwd=tmp_path
     )
     plain = made.strip().splitlines()[-1]
     target = plain.split("_")[1]
     run_cli("keys", "create", "--role", "admin", "--project", "team-b", env=env, cwd=tmp_path)
     listed = run_cli("keys", "list", env=env, cwd=tmp_path)
-    assert target in listed and "gpu-node" in listed and "team-b" in listed
+    assert target in listed and "[bold]gpu-node" in listed and "team-b" in listed
     assert plain not in listed
     only_b = run_cli("keys", "list", "--project", "team-b", env=env, cwd=tmp_path)
     assert "team-b" in only_b and target not in only_b
