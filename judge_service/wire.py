@@ -19,9 +19,12 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
+#: The control characters, as a regular-expression class body: no id or name holds one.
+CONTROL_CHARACTERS = r"\x00-\x1f\x7f"
 #: Ids, run names and keys: printable, no control characters, bounded.
 Identifier = Annotated[
-    str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
+    str,
+    StringConstraints(min_length=1, max_length=256, pattern=rf"^[^{CONTROL_CHARACTERS}]+$"),
 ]
 
 

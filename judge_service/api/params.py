@@ -3,7 +3,8 @@
 Why: ids and names never hold one (``wire.Identifier`` refuses them in bodies), and
 PostgreSQL cannot even compare a text value that holds NUL: the lookup would fail (a 500)
 instead of answering "not found". One app-wide dependency covers every route, present and
-future, and names the parameter as FastAPI's own validation errors do (``path.job_id``).
+future; it raises FastAPI's own validation error, so the app's one handler answers the 422
+naming the parameter (``path.job_id``), as for any other invalid parameter.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import re
 
 from fastapi import Request
+from fastapi.exceptions import RequestValidationError
 
-from judge_service.errors import ValidationFailed
+from judge_service.wire import CONTROL_CHARACTERS
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 
 def plain_params(request: Request) -> None:
@@ -25,14 +27,9 @@ def plain_params(request: Request) -> None:
     ):
         for name, value in items:
             if isinstance(value, str) and _CONTROL.search(value):
-                field = f"{where}.{name}"
-                raise ValidationFailed(
-                    f"invalid request: {field}: control characters are not allowed",
-                    detail=[
-                        {
-                            "field": field,
-                            "message": "control characters are not allowed",
-                            "type": "control_character",
-                        }
-                    ],
-                )
+                error = {
+                    "loc": (where, name),
+                    "msg": "control characters are not allowed",
+                    "type": "control_character",
+                }
+                raise RequestValidationError([error])
