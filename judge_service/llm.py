@@ -23,6 +23,7 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from judge_service.domain import NO_USAGE, CallUsage
@@ -174,7 +175,7 @@ class ModelClient:
     async def complete_json(
         self,
         model: str,
-        messages: Messages,
+        messages: Messages | Callable[[], Messages],
         schema: dict[str, Any],
         *,
         cache_key_parts: dict[str, Any],
@@ -194,7 +195,14 @@ class ModelClient:
         bounds each attempt. ``free`` marks local models (cost 0); ``concurrency`` overrides the
         in-flight limit of this model (its server's, if any, still applies). Raises
         :class:`ModelCallError` (or a subclass) when no valid verdict could be had.
+        ``messages`` may be a function that makes them: called only on a cache miss, after a
+        call that will queue for a slot has let the calls ahead of it send.
         """
+        limits = self._limits_for(model, api_base, concurrency)
+        if any(limit.locked() for limit in limits):
+            # This call will queue for a slot. Let the calls that have one send first (see
+            # ``_let_sends_go``): everything this call does before it queues would delay them.
+            await _let_sends_go()
         sampling = dict(sampling or {})
         decisive = {"model": model, "schema": schema, "sampling": sampling}
         key = cache_key({**cache_key_parts, **decisive, "format": response_format_kind})
@@ -209,8 +217,7 @@ class ModelClient:
             explicit = {"api_base": api_base, "api_key": api_key}  # else litellm's env vars apply
             request.update({k: v for k, v in explicit.items() if v})
         usage = NO_USAGE  # frozen: summed only when a re-ask adds a second call
-        history = list(messages)
-        limits = self._limits_for(model, api_base, concurrency)
+        history = list(messages() if callable(messages) else messages)
         for attempt in range(2):  # the first answer, then one re-ask
             text, spent = await self._call(
                 model, limits, lean, request, history, timeout, deadline, usage, free
@@ -267,7 +274,7 @@ class ModelClient:
                 finally:
                     queued = _release(limits)
                 if queued:  # a call waits for this slot: it sends before this reply is used
-                    await asyncio.sleep(0)
+                    await _let_sends_go()
                 return answer
             except ModelTimeout:
                 raise
@@ -312,15 +319,32 @@ async def _acquire(
             raise
 
 
+async def _let_sends_go() -> None:
+    """Yield to the event loop twice, so that calls holding a slot put their requests on the
+    wire before this task goes on.
+
+    Why two: aiohttp writes a request's body in a task of its own (eagerly started only on
+    Python 3.12+), which joins the back of the loop's ready queue. The first yield lets a
+    call woken for a freed slot post its request; the second lets that request's writer run
+    before this task's work (parsing, judging, storing a reply, or preparing a call that
+    will queue). Without it, a GRPO step's first 64 requests left only after the other 704
+    calls of the step were prepared (~40 ms: the first round came back ~100 ms after it
+    was sent, not ~55 ms), and each later round waited for the burst of replies before it.
+    bench/grpo_wait.py measures it: 1.06-1.10x the bare client's step wait before, 1.00-1.05x after.
+    """
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+
+
 def _release(limits: tuple[asyncio.Semaphore, ...]) -> bool:
     """Release every limit; True when one was full, so a queued call may take the slot.
 
-    Why the caller then yields once: replies come back in bursts (a round of calls sent
+    Why the caller then yields: replies come back in bursts (a round of calls sent
     together), and each reply's task goes on to parse, judge, audit and store before it
     yields, so the calls queued behind the limit would send only after the whole burst was
-    processed. Yielding first lets each queued call send its request before this reply's
-    work is done, so its time on the wire overlaps that work (the limit still holds: the
-    slot was released)."""
+    processed. Yielding first (:func:`_let_sends_go`) lets each queued call send its request
+    before this reply's work is done, so its time on the wire overlaps that work (the limit
+    still holds: the slot was released)."""
     full = False
     for limit in limits:
         full = full or limit.locked()

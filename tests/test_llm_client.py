@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import judge_service.llm as llm
 from judge_service.llm import (
     InvalidReply,
     ModelCallError,
@@ -193,6 +194,52 @@ async def test_a_queued_call_sends_before_the_freed_slots_reply_is_used(
 
     await asyncio.gather(call("a"), call("b"))
     assert events == ["send a", "send b", "parse", "parse"]
+    assert fake.max_in_flight["slow-20"] == 1
+
+
+async def test_requests_on_the_wire_go_before_the_work_of_queued_calls_and_replies(
+    fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """aiohttp writes a request in a task of its own, at the back of the loop's queue (on
+    Python 3.11). A call that must queue for a slot prepares its messages only after the
+    request ahead of it is written, and a reply is parsed only after the request of the
+    call it freed a slot for is written: neither waits behind the other's work."""
+    import aiohttp.client_reqrep
+
+    events: list[str] = []
+    model_client = ModelClient(concurrency=1, backoff_s=0.01, transport="lean")
+    write = aiohttp.client_reqrep.ClientRequest.write_bytes
+
+    async def writing(self: Any, *args: Any, **kwargs: Any) -> None:
+        events.append("written")
+        await write(self, *args, **kwargs)
+
+    monkeypatch.setattr(aiohttp.client_reqrep.ClientRequest, "write_bytes", writing)
+    parse = llm.parse_reply
+
+    def parsing(text: str | None, schema: dict[str, Any]) -> dict[str, Any]:
+        events.append("parse")
+        return parse(text, schema)
+
+    monkeypatch.setattr(llm, "parse_reply", parsing)
+
+    def messages(name: str) -> Callable[[], list[dict[str, str]]]:
+        def prepare() -> list[dict[str, str]]:
+            events.append(f"prepare {name}")
+            return [{"role": "user", "content": name}]
+
+        return prepare
+
+    async def call(name: str) -> Any:
+        return await model_client.complete_json(
+            "openai/slow-20", messages(name), SCHEMA,
+            cache_key_parts={"call": name}, api_base=fake.url, api_key="sk-test",
+        )  # fmt: skip
+
+    await call("warm-up")  # a pooled connection: a first call also waits to connect
+    events.clear()
+    await asyncio.gather(call("a"), call("b"))
+    assert events == ["prepare a", "written", "prepare b", "written", "parse", "parse"]
     assert fake.max_in_flight["slow-20"] == 1
 
 

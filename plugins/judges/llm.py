@@ -7,6 +7,7 @@ counts. Model calls go through :mod:`judge_service.llm`: limits, retries, cache 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -177,8 +178,9 @@ class LLMJudge:
         fields: dict[str, Any],
         rubric: Rubric | None = None,
     ) -> tuple[dict[str, Any], CallUsage]:
-        """Render the template around fenced data and ask the model for the verdict."""
-        messages = render(template, fields, rubric)
+        """Render the template around fenced data (on a cache miss: ``messages`` is made by
+        the client when it needs them) and ask the model for the verdict."""
+        messages = functools.partial(render, template, fields, rubric)
         key_parts = {
             **parts,
             "template": f"{template}:{template_digest(template)}",
