@@ -339,12 +339,10 @@ async def _let_sends_go() -> None:
 def _release(limits: tuple[asyncio.Semaphore, ...]) -> bool:
     """Release every limit; True when one was full, so a queued call may take the slot.
 
-    Why the caller then yields: replies come back in bursts (a round of calls sent
-    together), and each reply's task goes on to parse, judge, audit and store before it
-    yields, so the calls queued behind the limit would send only after the whole burst was
-    processed. Yielding first (:func:`_let_sends_go`) lets each queued call send its request
-    before this reply's work is done, so its time on the wire overlaps that work (the limit
-    still holds: the slot was released)."""
+    The caller then yields (:func:`_let_sends_go`): replies come back in bursts (a round of
+    calls sent together), and each reply's task goes on to parse, judge, audit and store, so
+    without the yield the calls queued behind the limit would send only after the whole
+    burst was processed (the limit still holds: the slot was released)."""
     full = False
     for limit in limits:
         full = full or limit.locked()

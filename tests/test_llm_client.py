@@ -153,13 +153,22 @@ async def test_concurrency_is_limited_per_model(make: Build, fake: FakeOpenAISer
     assert time.monotonic() - started >= 0.6
 
 
+def record_parses(events: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Append "parse" to ``events`` each time the client parses a reply."""
+    parse = llm.parse_reply
+
+    def parsing(text: str | None, schema: dict[str, Any]) -> dict[str, Any]:
+        events.append("parse")
+        return parse(text, schema)
+
+    monkeypatch.setattr(llm, "parse_reply", parsing)
+
+
 async def test_a_queued_call_sends_before_the_freed_slots_reply_is_used(
     make: Build, fake: FakeOpenAIServer, transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the limit full, a reply's slot goes to the next call before the reply is parsed,
     so the next call's time on the wire overlaps the parsing, judging and storing."""
-    import judge_service.llm as llm
-
     events: list[str] = []
     model_client = make(concurrency=1)
     if transport == "lean":
@@ -178,13 +187,7 @@ async def test_a_queued_call_sends_before_the_freed_slots_reply_is_used(
             return await send(**options)
 
         monkeypatch.setattr(llm.litellm, "acompletion", sending)
-    parse = llm.parse_reply
-
-    def parsing(text: str | None, schema: dict[str, Any]) -> dict[str, Any]:
-        events.append("parse")
-        return parse(text, schema)
-
-    monkeypatch.setattr(llm, "parse_reply", parsing)
+    record_parses(events, monkeypatch)
 
     async def call(name: str) -> Any:
         return await model_client.complete_json(
@@ -215,13 +218,7 @@ async def test_requests_on_the_wire_go_before_the_work_of_queued_calls_and_repli
         await write(self, *args, **kwargs)
 
     monkeypatch.setattr(aiohttp.client_reqrep.ClientRequest, "write_bytes", writing)
-    parse = llm.parse_reply
-
-    def parsing(text: str | None, schema: dict[str, Any]) -> dict[str, Any]:
-        events.append("parse")
-        return parse(text, schema)
-
-    monkeypatch.setattr(llm, "parse_reply", parsing)
+    record_parses(events, monkeypatch)
 
     def messages(name: str) -> Callable[[], list[dict[str, str]]]:
         def prepare() -> list[dict[str, str]]:
