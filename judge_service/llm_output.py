@@ -13,6 +13,9 @@ import jsonschema_rs
 
 ResponseFormatKind = Literal["json_schema", "json_object"]
 _FENCED_JSON = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+#: Raw newlines in strings are accepted (small models write them). One decoder for every
+#: reply: ``json.loads(text, strict=False)`` builds a new one on each call.
+_DECODER = json.JSONDecoder(strict=False)
 
 
 def response_format(kind: ResponseFormatKind, schema: dict[str, Any], name: str) -> dict[str, Any]:
@@ -59,7 +62,7 @@ def parse_reply(text: str | None, schema: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("the reply was empty")
     fenced = _FENCED_JSON.match(text)
     try:
-        value = json.loads(fenced.group(1) if fenced else text, strict=False)  # raw newlines ok
+        value = _DECODER.decode(fenced.group(1) if fenced else text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not JSON ({exc.msg} at char {exc.pos})") from exc
     try:

@@ -143,6 +143,14 @@ async def test_out_of_range_score_is_invalid(fake: FakeOpenAIServer) -> None:
     assert parse_reply('```json\n{"rationale": "x", "score": 1}\n```', SCHEMA)["score"] == 1
 
 
+def test_a_raw_newline_inside_a_string_is_accepted_and_trailing_text_is_not() -> None:
+    """Small local models write line breaks inside strings unescaped: still a verdict."""
+    verdict = parse_reply('{"rationale": "line one\nline two", "score": 0.5}', SCHEMA)
+    assert verdict == {"rationale": "line one\nline two", "score": 0.5}
+    with pytest.raises(ValueError, match="not JSON"):
+        parse_reply('{"rationale": "x", "score": 1} and more', SCHEMA)
+
+
 async def test_concurrency_is_limited_per_model(make: Build, fake: FakeOpenAIServer) -> None:
     model_client = make(concurrency=2)
     started = time.monotonic()
