@@ -26,6 +26,11 @@ BATCHES_REDISPATCHED = Counter(
     "judge_service_batches_redispatched_total",
     "Batch tasks re-sent by a worker's sweeper (lapsed lease, or a message the broker lost).",
 )
+JOBS_REDISPATCHED = Counter(
+    "judge_service_jobs_redispatched_total",
+    "Mining and forge tasks re-sent by a worker's sweeper (a queued job whose message was lost).",
+    ["kind"],
+)
 MESSAGES_DROPPED = Counter(
     "judge_service_messages_dropped_total",
     "Score messages acknowledged without scoring, by reason (done, leased, missing).",

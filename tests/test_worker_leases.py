@@ -21,7 +21,9 @@ from judge_service.storage import leases
 from judge_service.storage.db import dispose_engines, session_scope
 from judge_service.worker.celery_app import QUEUE
 from judge_service.worker.dispatch import CeleryDispatcher
+from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, Worker, create_key, run_cli, service_env
+from tests.review_support import RUBRIC, llm_judge, samples, wait_for_job
 from trainer_bridge import RewardClient
 
 SLOW = [{"name": "slow_constant", "score": 0.5, "delay_s": 0.3}]
@@ -329,3 +331,39 @@ def test_a_sigkilled_pool_process_is_replaced_and_its_batch_finished(
     print(f"\npool process SIGKILL to batch done: {settle_s:.1f} s")
     assert all(r["valid"] for r in done["results"])
     assert _results_per_sample(url, batch_id) == [1] * 20
+
+
+@pytest.mark.parametrize("lease_env", ["postgresql"], indirect=True)
+def test_a_mining_job_whose_message_the_broker_lost_is_redispatched(
+    tmp_path: Path,
+    lease_env: dict[str, str],
+    redis_url: str,
+    started: list,
+    fake: FakeOpenAIServer,
+):
+    """The worker's one slot is busy with a batch; a mining job's message waits in Redis
+    behind it. The Redis database is flushed (a broker restarted without persistence):
+    once the worker is free, its sweeper finds the job still queued and re-sends it."""
+    env = lease_env
+    admin = {"Authorization": f"Bearer {create_key('admin', env=env, cwd=tmp_path)}"}
+    started.append(server := Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log"))
+    started.append(
+        worker := Worker(env=env, cwd=tmp_path, log=tmp_path / "worker.log", concurrency=1)
+    )
+    broker = redis.Redis.from_url(redis_url)
+    with httpx.Client(base_url=server.url, headers=admin, timeout=HTTP_S) as http:
+        http.post("/v1/rubrics", json=RUBRIC).raise_for_status()
+        rollouts = {"samples": samples(4), "judges": [llm_judge(fake)], "rubric": RUBRIC["name"]}
+        assert http.post("/v1/rewards", json={**rollouts, "run_id": "lost"}).status_code == 200
+        busy = {"samples": _samples("a", 24), "judges": SLOW, "wait": False, "timeout_s": 300}
+        busy_id = http.post("/v1/rewards", json=busy).json()["batch_id"]
+        _lease_owner_pid(lease_env["JS_DATABASE_URL"], busy_id)
+        queued = http.post(
+            f"/v1/rubrics/{RUBRIC['name']}/mine", json={"run_id": "lost", "model": llm_judge(fake)}
+        )
+        assert queued.status_code == 202, queued.text
+        assert broker.llen(QUEUE) == 1  # the job waits: the worker's one slot is taken
+        broker.flushdb()
+        job = wait_for_job(http, admin, RUBRIC["name"], queued.json()["id"], timeout=120)
+    assert job["status"] == "done" and job["result"]["items"], worker.log()
+    assert f"re-dispatching mining job {job['id']}" in worker.log()

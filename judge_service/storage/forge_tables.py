@@ -37,6 +37,8 @@ class ForgeJobRow(Base):
     created_by: Mapped[str | None] = mapped_column(String(64))
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: When a worker's sweeper last re-sent its task (a queued job whose message was lost).
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class TaskFamilyRow(Base):

@@ -78,6 +78,8 @@ class MiningJobRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     result: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
     error: Mapped[str | None] = mapped_column(Text)
+    #: When a worker's sweeper last re-sent its task (a queued job whose message was lost).
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ReviewItemRow(Base):

@@ -63,6 +63,10 @@ def make_celery(settings: Settings) -> Celery:
     return app
 
 
+#: The task that runs each kind of job (``storage.lost_jobs.JobKind``).
+JOB_TASKS = {"mining": MINE_TASK, "forge": FORGE_TASK}
+
+
 def send_score(app: Celery, batch_id: str) -> None:
     """Send the score task of a stored batch (the API's dispatcher, and the sweepers)."""
     app.send_task(SCORE_TASK, args=[batch_id], retry=True)
@@ -89,6 +93,7 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
         send=lambda batch_id: send_score(app, batch_id),
         slots=concurrency if pool == "threads" else 1,
         per_child=pool == "prefork",
+        send_job=lambda kind, job_id: app.send_task(JOB_TASKS[kind], args=[job_id], retry=True),
     )
     registry = Registry()
 

@@ -8,7 +8,8 @@ after the process dies.
 whose task went out more than ``JS_LEASE_S`` ago; mask a batch that is past its
 deadline instead. That is how a batch of a killed worker, and one whose message a
 restarted broker lost, is scored within seconds rather than after the visibility
-timeout (or never).
+timeout (or never). Mining and forge jobs still queued that long are re-sent too
+(:mod:`judge_service.storage.lost_jobs`): their message is what the broker lost.
 
 Why every worker process sweeps, and not the API: the workers are what must be alive
 for a re-sent task to be run, they exist whenever scoring can happen at all, and a
@@ -32,7 +33,7 @@ from collections.abc import Callable
 
 from judge_service import metrics
 from judge_service.settings import Settings
-from judge_service.storage import leases, workers
+from judge_service.storage import leases, lost_jobs, workers
 from judge_service.storage.db import session_scope
 from judge_service.storage.expiry import expire_batch
 from judge_service.storage.types import utcnow
@@ -48,14 +49,26 @@ FORGET_WORKERS_S = 24 * 3600
 FIRST_BEAT_WAIT_S = 2.0
 
 
+#: Re-sends a job's task: ``send_job(kind, job_id)``, kind ``mining`` or ``forge``.
+SendJob = Callable[[lost_jobs.JobKind, str], None]
+
+
 class Liveness:
     """Heartbeat and sweeper threads of one worker process; ``send(batch_id)`` re-sends
-    a batch's score task."""
+    a batch's score task, ``send_job`` a mining or forge job's task (None: jobs are not
+    swept)."""
 
-    def __init__(self, settings: Settings, holder: Leases, send: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        holder: Leases,
+        send: Callable[[str], None],
+        send_job: SendJob | None = None,
+    ) -> None:
         self.settings = settings
         self.holder = holder
         self.send = send
+        self.send_job = send_job
         self.interval_s = settings.lease_s / 4
         self._stop = threading.Event()
         self._beaten = threading.Event()
@@ -118,10 +131,31 @@ class Liveness:
         holder.renew()
 
     def sweep(self) -> int:
-        """Re-send (or expire) the batches nobody attends to; how many. Only when this
-        process has been idle for half a lease (see the module docstring)."""
+        """Re-send (or expire) the batches nobody attends to, and re-send the lost jobs;
+        how many. Only when this process has been idle for half a lease (see the module
+        docstring)."""
         if self.holder.idle_for() < self.settings.lease_s / 2:
             return 0
+        return self._sweep_batches() + self._sweep_jobs()
+
+    def _sweep_jobs(self) -> int:
+        if self.send_job is None:
+            return 0
+        url, quiet_s = self.settings.database_url, self.settings.lease_s
+        with session_scope(url) as session:
+            lost = lost_jobs.lost_jobs(session=session, quiet_s=quiet_s)
+        sent = 0
+        for job in lost:
+            with session_scope(url) as session:
+                claimed = lost_jobs.claim_redispatch(session=session, job=job, quiet_s=quiet_s)
+            if claimed:
+                log.info("re-dispatching %s job %s (still queued long after)", job.kind, job.id)
+                self.send_job(job.kind, job.id)
+                metrics.JOBS_REDISPATCHED.labels(job.kind).inc()
+                sent += 1
+        return sent
+
+    def _sweep_batches(self) -> int:
         url, quiet_s = self.settings.database_url, self.settings.lease_s
         with session_scope(url) as session:
             stale = leases.stale(session=session, quiet_s=quiet_s)

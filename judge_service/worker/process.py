@@ -23,16 +23,23 @@ from celery.signals import (
 from judge_service.settings import Settings
 from judge_service.storage.db import forget_engines_after_fork
 from judge_service.worker.lease import Leases
-from judge_service.worker.liveness import Liveness
+from judge_service.worker.liveness import Liveness, SendJob
 
 
 class WorkerProcess:
     """This process's :class:`Leases` and :class:`Liveness`, made on first use in the
     process that uses them (a fork gets its own, with its own pid in the owner id)."""
 
-    def __init__(self, settings: Settings, send: Callable[[str], None], slots: int) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        send: Callable[[str], None],
+        slots: int,
+        send_job: SendJob | None = None,
+    ) -> None:
         self.settings = settings
         self.send = send
+        self.send_job = send_job
         self.slots = slots
         self._pid: int | None = None
         self._leases: Leases | None = None
@@ -44,7 +51,7 @@ class WorkerProcess:
         with self._lock:
             if self._leases is None or self._pid != os.getpid():
                 holder = Leases(self.settings.database_url, self.settings.lease_s, self.slots)
-                liveness = Liveness(self.settings, holder, self.send)
+                liveness = Liveness(self.settings, holder, self.send, self.send_job)
                 liveness.start()
                 self._pid, self._leases, self._liveness = os.getpid(), holder, liveness
             return self._leases
@@ -57,11 +64,16 @@ class WorkerProcess:
 
 
 def connect_worker_process(
-    settings: Settings, *, send: Callable[[str], None], slots: int, per_child: bool
+    settings: Settings,
+    *,
+    send: Callable[[str], None],
+    slots: int,
+    per_child: bool,
+    send_job: SendJob | None = None,
 ) -> WorkerProcess:
     """A :class:`WorkerProcess` started and stopped by the worker's signals. ``per_child``
     (prefork): in each pool process; else in the worker process itself."""
-    process = WorkerProcess(settings, send, slots)
+    process = WorkerProcess(settings, send, slots, send_job)
 
     def child_started(**_: object) -> None:
         forget_engines_after_fork()  # the child opens its own database connections
