@@ -85,9 +85,8 @@ def test_an_idle_workers_sweeper_re_sends_lost_jobs_and_a_busy_ones_does_not(dat
     mined, forged = _jobs(database_url)
     old = utcnow() - timedelta(seconds=QUIET_S + 5)
     with session_scope(database_url) as session:  # sent long ago, never started
-        for job in (mining.get_job(session=session, job_id=mined),
-                    forge.get_job(session=session, job_id=forged)):  # fmt: skip
-            job.created_at = old
+        mining.get_job(session=session, job_id=mined).created_at = old
+        forge.get_job(session=session, job_id=forged).created_at = old
     sent: list[tuple[str, str]] = []
     holder = Leases(database_url, QUIET_S)
     liveness = Liveness(settings, holder, send=lambda _: None, send_job=lambda *a: sent.append(a))
