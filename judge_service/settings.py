@@ -80,6 +80,11 @@ class Settings(BaseSettings):
         "Unset: the local SmolLM2 model.",
     )
     default_aggregator: str = Field(default="mean", description="Aggregator used by default.")
+    forge_embeddings: Literal["auto", "tfidf"] = Field(
+        default="auto",
+        description="How trace forge jobs compare user goals: auto (the packaged "
+        "all-MiniLM-L6-v2 when the `embed` extra is installed, else TF-IDF) or tfidf.",
+    )
     judge_concurrency: int = Field(
         default=64, gt=0, description="Most in-flight calls per judge model."
     )

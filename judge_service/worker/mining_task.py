@@ -13,31 +13,49 @@ from typing import Any
 
 from judge_service.domain import CallUsage
 from judge_service.llm import get_client
-from judge_service.local_model import LOCAL_JUDGE_NAME, local_judge
+from judge_service.local_model import LOCAL_JUDGE_NAME, LocalModelUnavailable, local_judge
 from judge_service.review.evidence import rollout_evidence
 from judge_service.review.mining import MiningResult, MiningRollout, mine, refs
 from judge_service.settings import Settings
 from judge_service.storage import mining, review, rubrics
 from judge_service.storage.db import session_scope
 from judge_service.storage.rollouts import run_rollouts
+from judge_service.wire import spec_object
 
 log = logging.getLogger(__name__)
 
 CALL_OPTIONS = ("api_base", "api_key", "response_format_kind", "free", "timeout_s")
 
 
-def model_options(spec: dict[str, Any] | None, settings: Settings) -> dict[str, Any]:
-    """litellm call options for the mining model named by ``spec`` (or the defaults)."""
+def model_spec(spec: Any, option: str = "model") -> dict[str, Any]:
+    """``spec`` in its one form, ``{"name": ..., <options>}``: a plain model string (what a
+    job stored before options were normalised may hold) is ``{"name": it}``. Anything else
+    that names no model is a ValueError naming ``option``."""
+    spec = spec_object(spec)
+    name = spec.get("name") if isinstance(spec, dict) else None
+    if not isinstance(name, str) or not name.strip():
+        given = "an object without a name" if isinstance(spec, dict) else type(spec).__name__
+        raise ValueError(
+            f"option {option}: not a model ({given}): give a litellm model string such as "
+            'openai/gpt-4.1-mini, or an object {"name": ..., <options>}'
+        )
+    return spec
+
+
+def model_options(spec: Any, settings: Settings, *, option: str = "model") -> dict[str, Any]:
+    """litellm call options for the model of ``option``, given as ``spec`` (a model string
+    or an object; None: the defaults). A spec that names no model, or a local model that
+    cannot run, is a ValueError naming ``option``."""
     if spec is None:
-        models = [
-            s
-            for s in settings.default_judge_specs() or []
-            if "/" in (s if isinstance(s, str) else str(s.get("name", "")))
-        ]
-        first = models[0] if models else LOCAL_JUDGE_NAME
-        spec = first if isinstance(first, dict) else {"name": first}
+        defaults = [spec_object(s) for s in settings.default_judge_specs() or []]
+        models = [s for s in defaults if isinstance(s, dict) and "/" in str(s.get("name", ""))]
+        spec = models[0] if models else LOCAL_JUDGE_NAME
+    spec = model_spec(spec, option)
     if spec["name"] == LOCAL_JUDGE_NAME:
-        local = local_judge(settings)
+        try:
+            local = local_judge(settings)
+        except LocalModelUnavailable as exc:
+            raise ValueError(f"option {option}: {LOCAL_JUDGE_NAME} cannot run: {exc}") from exc
         return {"model": local["model"], **{k: local[k] for k in CALL_OPTIONS if k in local}}
     return {"model": spec["name"], **{k: spec[k] for k in CALL_OPTIONS if k in spec}}
 
@@ -48,9 +66,12 @@ async def mine_with_model(
     known: list[str],
     job: dict[str, Any],
     settings: Settings,
+    *,
+    option: str = "model",
 ) -> tuple[MiningResult, CallUsage, str]:
-    """Mine ``rollouts`` with the job's model (a run's, or a forge job's failed traces)."""
-    options = model_options(job["model"], settings)
+    """Mine ``rollouts`` with the job's model (a run's, or a forge job's failed traces);
+    ``option``: the option that named it, for errors."""
+    options = model_options(job["model"], settings, option=option)
     bounded = options.get("response_format_kind") == "json_object"
     usage = CallUsage()
 

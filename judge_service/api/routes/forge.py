@@ -39,21 +39,19 @@ UPLOAD_BODY = {
 
 
 def _spec(value: str) -> Any:
-    """A model spec from a query value: a JSON object, or a plain model string."""
+    """A model spec from a query value: a JSON object, or a plain model string. The options
+    model reads either as the object ``{"name": ..., <options>}`` (``wire.ModelSpec``); a
+    value that starts like JSON but is none is a ``JSONDecodeError`` (a 422), not a name."""
     if value.lstrip().startswith("{"):
-        try:
-            return json_depth.loads(value)
-        except json.JSONDecodeError:
-            return value
+        return json_depth.loads(value)
     return value
 
 
 def _specs(value: str) -> list[Any]:
+    """Model specs from one ``verifiers`` value: a JSON list, a JSON object, or
+    comma-separated model strings."""
     if value.lstrip().startswith("["):
-        try:
-            return list(json_depth.loads(value))
-        except json.JSONDecodeError:
-            return [value]
+        return list(json_depth.loads(value))
     if value.lstrip().startswith("{"):
         return [_spec(value)]
     return [v.strip() for v in value.split(",") if v.strip()]
@@ -74,6 +72,10 @@ def parse_options(request: Request, model: type[BaseModel]) -> BaseModel:
                 raw[name] = _spec(values[-1]) if name in SPEC_OPTIONS else values[-1]
         except json_depth.TooDeep as exc:
             raise ValidationFailed(f"invalid option {name}: {exc}", detail={"field": name}) from exc
+        except json.JSONDecodeError as exc:
+            raise ValidationFailed(
+                f"invalid option {name}: not valid JSON: {exc}", detail={"field": name}
+            ) from exc
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -199,7 +201,9 @@ def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> wire_forge.ForgeTask:
             },
             **{c: getattr(task, c) for c in ("reference", "source", "with_context")},
             **{c: getattr(task, c) for c in ("without_context", "duplicates", "failures")},
-            **{c: getattr(task, c) for c in ("tier", "tier_run_id")},
+            **{c: getattr(task, c) for c in ("tier", "tier_run_id", "goal", "end_state")},
+            **{c: getattr(task, c) for c in ("end_state_source", "needs_review")},
+            "end_states": task.end_states or [],
             "family": family.name,
             "family_status": family.status,
         }
@@ -230,3 +234,59 @@ def list_tasks(
         project=scope.see,
     )
     return wire_forge.ForgeTaskList(tasks=[task_out(t, f) for t, f in rows])
+
+
+def _owned_task(session: SessionDep, task_id: str, scope: Any) -> tuple[ForgeTaskRow, Any]:
+    found = forge.get_task(session=session, task_id=task_id)
+    if found is None or not scope.owns(found[2]):
+        raise NotFound(f"no task {task_id!r}", detail={"id": task_id})
+    return found[0], found[1]
+
+
+@router.get("/tasks/{task_id}", response_model=wire_forge.ForgeTask, responses=errors(404))
+def get_task(task_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
+    """One forged task: for a trace task its goal, the reference end state and where it came
+    from (``consensus``, ``single_trace``, ``review``, ``upload``), the candidate end states
+    of its repeats, and the evidence (``source.evidence``: trace ids and turns)."""
+    task, family = _owned_task(session, task_id, scope)
+    return task_out(task, family)
+
+
+@router.post(
+    "/tasks/{task_id}/end_state",
+    response_model=wire_forge.ForgeTask,
+    responses=errors(404, 422),
+)
+def choose_end_state(
+    task_id: str,
+    choice: wire_forge.EndStateChoice,
+    session: SessionDep,
+    key: ReviewerKey,
+    scope: ScopeDep,
+):
+    """Set a trace task's reference end state: ``{"choose": i}`` takes candidate ``i`` of
+    ``end_states`` (source ``review``), ``{"end_state": {...}}`` takes the one given (source
+    ``upload``). The task no longer needs review."""
+    task, family = _owned_task(session, task_id, scope)
+    if task.kind != "trace":
+        raise ValidationFailed("only trace tasks have end states", detail={"field": "task_id"})
+    if choice.choose is not None:
+        candidates = task.end_states or []
+        if choice.choose >= len(candidates):
+            raise ValidationFailed(
+                f"choose must be below {len(candidates)}, the number of candidate end states",
+                detail={"field": "choose"},
+            )
+        state, source = candidates[choice.choose]["end_state"], "review"
+    else:
+        state, source = choice.end_state, "upload"
+    forge.set_end_state(session=session, task=task, end_state=state, source=source)
+    audit.record(
+        session=session,
+        actor=key.id,
+        action="task.end_state",
+        target=task.id,
+        detail={"source": source, "choose": choice.choose, "note": choice.note},
+    )
+    session.commit()
+    return task_out(task, family)

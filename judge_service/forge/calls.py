@@ -1,0 +1,126 @@
+"""A trace's tool calls in order, each joined with the answer the tool gave.
+
+Calls come from OpenAI ``tool_calls`` (answered by the ``tool`` message with the same
+``tool_call_id``, else the next unanswered one) and from the older ``function_call`` form
+(answered by the next ``function`` message). Arguments and answers are parsed as JSON where
+they are JSON; an answer is an error when the tool said so (``is_error``, an ``error`` key) or
+its text reads like one and is not a JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from judge_service.forge.traces import Trace, content_text
+
+ERROR_TEXT = re.compile(
+    r"^\W*(error|exception|traceback|failed|failure|not found|invalid|denied|forbidden|"
+    r"unavailable|timed? ?out)\b|\b(error|exception|not found|does not exist|"
+    r"cannot|can't|unable to|invalid|denied|forbidden|timed? ?out|status[\" :=]+[45]\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call: ``turn`` is the assistant message's index, ``answer_turn`` the tool
+    message's (``None`` when the trace holds no answer)."""
+
+    index: int
+    turn: int
+    name: str
+    arguments: dict[str, Any]
+    answer: str | None
+    payload: Any
+    answer_turn: int | None
+    error: bool
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+def _payload(text: str | None) -> Any:
+    if text is None:
+        return None
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        return None
+
+
+def is_error_answer(message: dict[str, Any] | None, text: str | None, payload: Any) -> bool:
+    """Whether a tool answer reports a failure (see the module docstring)."""
+    if message is not None and message.get("is_error"):
+        return True
+    if isinstance(payload, dict):
+        return "error" in payload and len(payload) <= 3
+    if isinstance(payload, list):
+        return False
+    return bool(text) and bool(ERROR_TEXT.search(text[:300]))
+
+
+def _requests(trace: Trace) -> list[tuple[int, str | None, str, Any]]:
+    """``(turn, call id, name, raw arguments)`` of every call, in order."""
+    found = []
+    for turn, message in enumerate(trace.messages):
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict):
+                function = call.get("function") or {}
+                found.append((turn, call.get("id"), str(function.get("name") or ""), function))
+        legacy = message.get("function_call")
+        if isinstance(legacy, dict):
+            found.append((turn, None, str(legacy.get("name") or ""), legacy))
+    return found
+
+
+def tool_calls(trace: Trace) -> list[ToolCall]:
+    """Every tool call of the trace with its answer, in the order the agent made them."""
+    answers = [
+        (turn, m) for turn, m in enumerate(trace.messages) if m.get("role") in ("tool", "function")
+    ]
+    used: set[int] = set()
+    calls = []
+    for index, (turn, call_id, name, function) in enumerate(_requests(trace)):
+        match = None
+        if call_id is not None:
+            match = next(
+                (a for a in answers if a[1].get("tool_call_id") == call_id and a[0] not in used),
+                None,
+            )
+        if match is None:
+            match = next((a for a in answers if a[0] > turn and a[0] not in used), None)
+        if match is not None:
+            used.add(match[0])
+        message = match[1] if match else None
+        text = content_text(message.get("content")) if message else None
+        payload = _payload(text)
+        calls.append(
+            ToolCall(
+                index=index,
+                turn=turn,
+                name=name,
+                arguments=_arguments(function.get("arguments")),
+                answer=text,
+                payload=payload,
+                answer_turn=match[0] if match else None,
+                error=message is not None and is_error_answer(message, text, payload),
+            )
+        )
+    return calls

@@ -1,0 +1,166 @@
+"""Which tools read and which change state, from the schemas and from what the traces show.
+
+In order, the first that speaks decides:
+
+1. the request's override (``tools.writes``, and ``tools.reads``);
+2. the tool's schema: ``"x-effect": "read" | "write"`` (on the tool or its ``function``), or
+   MCP's ``annotations.readOnlyHint`` / ``destructiveHint``;
+3. evidence: every time an entity's state is seen to change between two observations, the
+   change goes to the last call in between that named the entity (its id argument), else to
+   the call whose answer showed the new state. A tool with at least as many changes as
+   unchanged observations is a write; one seen only leaving entities as they were is a read;
+4. the name, as a prior only (``get_``, ``search_`` read; ``update_``, ``cancel_`` write);
+5. read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from judge_service.forge.calls import ToolCall
+from judge_service.forge.entities import answer_entities, canonical, entity_key, id_arguments
+
+Effect = Literal["read", "write"]
+WRITE_WORDS = re.compile(
+    r"(^|_|-|\b)(create|add|update|modify|change|edit|set|cancel|delete|remove|book|reserve|"
+    r"return|exchange|refund|send|submit|place|pay|charge|assign|close|upgrade|downgrade|"
+    r"insert|write|save|apply|issue|register|post|put|patch|approve|reject|freeze|unfreeze|"
+    r"block|unblock|lock|unlock|activate|deactivate|enable|disable|grant|revoke)",
+    re.IGNORECASE,
+)
+READ_WORDS = re.compile(
+    r"^(get|find|search|list|lookup|look_up|read|fetch|check|calculate|compute|think|show|"
+    r"view|describe|query|retrieve|count|validate|verify)",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class ToolEffect:
+    """A tool's class, what decided it, and the evidence counted for it."""
+
+    name: str
+    effect: Effect = "read"
+    source: str = "default"
+    calls: int = 0
+    changed: int = 0
+    unchanged: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "effect": self.effect,
+            "source": self.source,
+            "calls": self.calls,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+        }
+
+
+@dataclass
+class _Evidence:
+    changed: dict[str, int] = field(default_factory=dict)
+    unchanged: dict[str, int] = field(default_factory=dict)
+
+    def add(self, counts: dict[str, int], tool: str) -> None:
+        counts[tool] = counts.get(tool, 0) + 1
+
+
+def _trace_evidence(calls: Sequence[ToolCall], evidence: _Evidence) -> None:
+    seen: dict[str, str] = {}  # entity key -> canonical last state
+    since: dict[str, list[ToolCall]] = {}  # entity key -> calls naming it since that state
+    for call in calls:
+        if call.error:
+            continue
+        states = answer_entities(call)
+        shown = {key for key, _ in states}
+        for key, state in states:
+            now = canonical(state)
+            between = [c for c in since.get(key, []) if c.index != call.index]
+            if key in seen and seen[key] != now:
+                evidence.add(evidence.changed, between[-1].name if between else call.name)
+            elif key in seen:
+                for tool in {c.name for c in between} | {call.name}:
+                    evidence.add(evidence.unchanged, tool)
+            seen[key], since[key] = now, []
+        for name, value in id_arguments(call):
+            key = entity_key(name, value)
+            if key not in shown:
+                since.setdefault(key, []).append(call)
+
+
+def _schema_effect(tool: Mapping[str, Any]) -> Effect | None:
+    function = tool.get("function") if isinstance(tool.get("function"), dict) else {}
+    for place in (tool, function):
+        declared = place.get("x-effect")
+        if declared in ("read", "write"):
+            return declared
+        annotations = place.get("annotations")
+        if isinstance(annotations, dict):
+            if annotations.get("readOnlyHint") is True:
+                return "read"
+            if annotations.get("readOnlyHint") is False or annotations.get("destructiveHint"):
+                return "write"
+    return None
+
+
+def tool_name(tool: Any) -> str | None:
+    if not isinstance(tool, dict):
+        return None
+    function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+    name = function.get("name")
+    return name if isinstance(name, str) and name else None
+
+
+def name_prior(name: str) -> Effect | None:
+    if READ_WORDS.search(name):
+        return "read"
+    if WRITE_WORDS.search(name):
+        return "write"
+    return None
+
+
+def classify_tools(
+    traces: Iterable[Sequence[ToolCall]],
+    schemas: Iterable[Any] = (),
+    *,
+    writes: Iterable[str] = (),
+    reads: Iterable[str] = (),
+) -> dict[str, ToolEffect]:
+    """Every tool named by a schema or a call, classified (see the module docstring)."""
+    effects: dict[str, ToolEffect] = {}
+    schema_effects: dict[str, Effect | None] = {}
+    for tool in schemas:
+        name = tool_name(tool)
+        if name is not None:
+            effects.setdefault(name, ToolEffect(name))
+            schema_effects[name] = schema_effects.get(name) or _schema_effect(tool)
+    evidence = _Evidence()
+    for calls in traces:
+        for call in calls:
+            effects.setdefault(call.name, ToolEffect(call.name)).calls += 1
+        _trace_evidence(calls, evidence)
+    forced = {**{n: "read" for n in reads}, **{n: "write" for n in writes}}
+    for name, effect in effects.items():
+        effect.changed = evidence.changed.get(name, 0)
+        effect.unchanged = evidence.unchanged.get(name, 0)
+        prior = name_prior(name)
+        if name in forced:
+            effect.effect, effect.source = forced[name], "override"  # type: ignore[assignment]
+        elif schema_effects.get(name):
+            effect.effect, effect.source = schema_effects[name], "schema"  # type: ignore[assignment]
+        elif effect.changed and effect.changed >= effect.unchanged:
+            effect.effect, effect.source = "write", "evidence"
+        elif effect.unchanged:
+            effect.effect, effect.source = "read", "evidence"
+        elif prior is not None:
+            effect.effect, effect.source = prior, "name"
+    for name in forced:
+        effects.setdefault(name, ToolEffect(name, forced[name], "override"))  # type: ignore[arg-type]
+    return dict(sorted(effects.items()))
+
+
+def write_tools(effects: Mapping[str, ToolEffect]) -> frozenset[str]:
+    return frozenset(n for n, e in effects.items() if e.effect == "write")

@@ -1,0 +1,121 @@
+"""What a goal's work left behind, and the end state that a task's repeats agree on.
+
+A goal's end state is, for every entity that a successful write call of the goal touched,
+the last state the trace shows of it up to the goal's end. The entities a write touched are
+those its answer showed; when its answer showed none, those its id arguments name, seen by
+a later read. Entities a write merely names beside the one it returns (the user of a
+booking) are left out: whether an agent happened to read them again would split runs that
+agree. A write whose entity the trace never shows is kept as the call itself
+(``write:<tool>`` with its arguments), so it still counts. End states, not call lists, are
+compared: two runs that reach the same states through other calls or another argument order
+agree.
+
+A task's reference is the end state that at least two of its repeats reached, more than any
+other. When repeats disagree, every distinct end state is kept with its count and traces, and
+the task needs review.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from judge_service.forge.calls import ToolCall
+from judge_service.forge.entities import answer_entities, canonical, entity_key, id_arguments
+
+#: How many repeats must reach an end state for it to be the consensus.
+MIN_AGREEING = 2
+
+
+@dataclass
+class GoalOutcome:
+    """The writes a goal made, in order, and the end state they left."""
+
+    writes: list[dict[str, Any]]
+    end_state: dict[str, Any]
+    last_write_turn: int | None
+
+
+def goal_outcome(
+    calls: Sequence[ToolCall], writes: Collection[str], start: int, end: int
+) -> GoalOutcome:
+    """The outcome of the goal spanning messages ``[start, end)`` (module docstring)."""
+    last: dict[str, tuple[int, Any]] = {}  # entity key -> (call index, state)
+    touched: dict[str, int] = {}  # entity key -> index of the write that touched it
+    made: list[dict[str, Any]] = []
+    blind: list[ToolCall] = []  # writes whose answer showed no entity
+    last_turn = None
+    for call in calls:
+        if call.turn >= end:
+            break
+        states = answer_entities(call)
+        for key, state in states:
+            last[key] = (call.index, state)
+        if call.name not in writes or call.turn < start or call.error or call.answer is None:
+            continue
+        made.append({"tool": call.name, "arguments": call.arguments, "turn": call.turn})
+        last_turn = call.turn
+        if states:
+            touched.update({key: call.index for key, _ in states})
+        else:
+            blind.append(call)
+            touched.update({entity_key(n, v): call.index for n, v in id_arguments(call)})
+    # an entity counts only as seen after the write that touched it
+    end_state = {k: last[k][1] for k in sorted(touched) if k in last and last[k][0] >= touched[k]}
+    for call in blind:
+        if not any(entity_key(n, v) in end_state for n, v in id_arguments(call)):
+            end_state.setdefault(f"write:{call.name}", []).append(canonical(call.arguments))
+    for key in end_state:
+        if key.startswith("write:"):
+            end_state[key] = sorted(end_state[key])
+    return GoalOutcome(made, end_state, last_turn)
+
+
+@dataclass
+class Candidate:
+    """One distinct end state among a task's repeats."""
+
+    end_state: dict[str, Any]
+    count: int
+    traces: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"end_state": self.end_state, "count": self.count, "traces": self.traces}
+
+
+@dataclass
+class Consensus:
+    """A task's end states: ``reference`` is the agreed one (``None`` when none is)."""
+
+    candidates: list[Candidate]
+    reference: dict[str, Any] | None
+    source: str | None
+    needs_review: bool
+
+    def agreed(self) -> bool:
+        """Whether the reference is a consensus that other repeats can disagree with."""
+        return self.source == "consensus"
+
+
+def consensus(outcomes: Sequence[tuple[str, dict[str, Any], bool]]) -> Consensus:
+    """From ``(trace id, end state, looks failed)`` of each repeat of one task.
+
+    With one repeat, its end state is the reference (``single_trace``) unless it looks
+    failed. With more, the reference needs :data:`MIN_AGREEING` repeats and more than any
+    other end state; any disagreement marks the task for review."""
+    by_state: dict[str, Candidate] = {}
+    for trace_id, state, _ in outcomes:
+        candidate = by_state.setdefault(canonical(state), Candidate(state, 0))
+        candidate.count += 1
+        candidate.traces.append(trace_id)
+    candidates = sorted(by_state.values(), key=lambda c: -c.count)
+    if len(outcomes) == 1:
+        failed = outcomes[0][2]
+        reference = None if failed else candidates[0].end_state
+        return Consensus(candidates, reference, None if failed else "single_trace", failed)
+    top = candidates[0]
+    runner_up = candidates[1].count if len(candidates) > 1 else 0
+    if top.count >= MIN_AGREEING and top.count > runner_up:
+        return Consensus(candidates, top.end_state, "consensus", len(candidates) > 1)
+    return Consensus(candidates, None, None, True)

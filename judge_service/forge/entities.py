@@ -1,0 +1,119 @@
+"""Entities and their states, as the tools' answers show them.
+
+An entity is an object a tool returned, keyed ``"<id field>=<value>"``: the answer's id field
+whose value the call passed as an argument (``get_order(order_id="A1")`` returning
+``{"order_id": "A1", "user_id": "u7", ...}`` is ``order_id=A1``), else its ``id`` field, else
+the call's single id argument (an answer without its own id), else its first id field. An id
+field or argument is one named like an identifier (``id``, ``*_id``, ``*Id``, ``*_ref``,
+``*_number``, ``*_code``, ``*_key``; not a zip, country or phone code) with a scalar value. Nothing here
+knows a domain: the keys are whatever the tools call their ids.
+
+Fields that record *when* rather than *what* (``created_at``, ``updated_at``, ``timestamp``)
+are dropped from states, so that two runs reaching the same state at other times agree.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from judge_service.forge.calls import ToolCall
+
+ID_NAME = re.compile(
+    r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|_no$|"
+    r"_code$|[a-z0-9]Code$|_key$)"
+)
+NOT_ID = re.compile(r"(zip|postal|post|country|currency|language|lang|status|area|phone)_?code$|phone")
+VOLATILE = re.compile(
+    r"^(created|updated|modified|last_modified|last_updated)(_at|_on)?$|timestamp"
+)
+
+State = dict[str, Any]
+
+
+def is_id_name(name: str) -> bool:
+    return bool(ID_NAME.search(name)) and not NOT_ID.search(name.lower())
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value) != ""
+
+
+def entity_key(field: str, value: Any) -> str:
+    return f"{field}={value}"
+
+
+def id_arguments(call: ToolCall) -> list[tuple[str, str]]:
+    """The call's scalar id arguments, ``(name, value)``."""
+    return [(k, str(v)) for k, v in call.arguments.items() if is_id_name(k) and _scalar(v)]
+
+
+def clean_state(value: Any) -> Any:
+    """``value`` without its volatile fields, at every depth."""
+    if isinstance(value, dict):
+        return {k: clean_state(v) for k, v in value.items() if not VOLATILE.search(str(k))}
+    if isinstance(value, list):
+        return [clean_state(v) for v in value]
+    return value
+
+
+def _identity(obj: dict[str, Any], arguments: list[tuple[str, str]], single: bool) -> str | None:
+    ids = [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
+    argument_values = {v for _, v in arguments}
+    for field, value in ids:
+        if value in argument_values:
+            return entity_key(field, value)
+    for field, value in ids:
+        if field == "id":
+            return entity_key(field, value)
+    if single and len(arguments) == 1 and not ids:
+        return entity_key(*arguments[0])
+    return entity_key(*ids[0]) if ids else None
+
+
+def answer_entities(call: ToolCall) -> list[tuple[str, State]]:
+    """``(key, state)`` of each entity in the call's answer (none for an error)."""
+    if call.error:
+        return []
+    payload = call.payload
+    if isinstance(payload, dict):
+        objects, single = [payload], True
+    elif isinstance(payload, list) and payload and all(isinstance(p, dict) for p in payload):
+        objects, single = payload, False
+    else:
+        return []
+    arguments = id_arguments(call)
+    found = []
+    for obj in objects:
+        key = _identity(obj, arguments, single)
+        if key is not None:
+            found.append((key, clean_state(obj)))
+    return found
+
+
+def canonical(state: Any) -> str:
+    """One string per state: equal states, equal strings."""
+    return json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def state_diff(got: dict[str, Any], want: dict[str, Any], limit: int = 6) -> list[str]:
+    """Where ``got`` differs from ``want``: ``"key: missing"``, ``"key: unexpected"`` or
+    ``"key.field: got X, want Y"`` (top-level fields), at most ``limit`` lines."""
+    lines = []
+    for key in sorted(set(got) | set(want)):
+        if key not in got:
+            lines.append(f"{key}: missing")
+        elif key not in want:
+            lines.append(f"{key}: unexpected")
+        elif canonical(got[key]) != canonical(want[key]):
+            a, b = got[key], want[key]
+            if isinstance(a, dict) and isinstance(b, dict):
+                for field in sorted(set(a) | set(b)):
+                    if canonical(a.get(field)) != canonical(b.get(field)):
+                        shown_a = canonical(a.get(field))[:60]
+                        shown_b = canonical(b.get(field))[:60]
+                        lines.append(f"{key}.{field}: got {shown_a}, want {shown_b}")
+            else:
+                lines.append(f"{key}: got {canonical(a)[:60]}, want {canonical(b)[:60]}")
+    return lines[:limit]

@@ -1,0 +1,114 @@
+"""Repeats of one goal across traces, merged by meaning and kept apart by entity.
+
+Two goals are one when their user turns mean the same (embedding similarity at or above the
+embedder's threshold) and they name no conflicting entities. The write tools a goal called
+count as entities of their own kind: a goal that returned items and one that exchanged them
+are two goals however alike their words, while a run that also made a stray write, or made
+none, still joins its goal. So do the entities its writes touched (``state:order_id=A1``):
+the same change to another record is another goal. Entities conflict when both
+goals name entities of one kind and none in common: ``#W1`` against ``#W2``, one e-mail
+against another. An entity's kind is its shape: its letters and symbols as they are, each run
+of digits as its length (``#W6067464`` is ``#W#7``, ``credit_card_41`` is ``credit_card_#2``,
+an e-mail is ``@``). So a goal that names the order and one that doesn't can still merge,
+while the same request about another order, user or product cannot.
+
+Clustering is greedy and deterministic: a goal joins the task holding its most similar
+compatible goal, else starts a task.
+
+A later goal of a conversation ("Also, can you …") is a task of its own when it is a goal of
+its own: seen without the earlier one too. When, across the repeats, two goals come in the same
+conversations (they share at least :data:`FOLD_MIN_SHARED` traces and half of all the traces
+either is in), they are the two parts of one compound goal, and :func:`fold_companions` makes
+them one task: the repeats then agree however each run ordered or bundled the parts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+_DIGITS = re.compile(r"\d+")
+FOLD_MIN_SHARED = 2
+FOLD_JACCARD = 0.5
+
+
+def entity_kind(token: str) -> str:
+    if "@" in token:
+        return "@"
+    if token.startswith("state:"):  # an entity a write touched: its id field is its kind
+        return token.split("=", 1)[0]
+    if ":" in token:  # a typed token: name:…, write:…
+        return token.split(":", 1)[0] + ":"
+    return _DIGITS.sub(lambda m: f"#{len(m.group(0))}", token.lower())
+
+
+def _kinds(entities: Sequence[str]) -> dict[str, set[str]]:
+    kinds: dict[str, set[str]] = {}
+    for token in entities:
+        kinds.setdefault(entity_kind(token), set()).add(token.lower())
+    return kinds
+
+
+def conflict(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    """Whether two goals' entities (by kind) rule out their being one goal."""
+    return any(a[kind].isdisjoint(b[kind]) for kind in a.keys() & b.keys())
+
+
+def merge_goals(
+    similarity: np.ndarray, entities: Sequence[Sequence[str]], threshold: float
+) -> list[list[int]]:
+    """Groups of goal indices, each a task, in order of their first goal.
+
+    Goals with more handles go first: a run that wrote nothing (a false claim, a transfer)
+    names few entities and would join whatever it resembles, so it joins once the
+    well-identified runs have formed their tasks."""
+    kinds = [_kinds(e) for e in entities]
+    order = sorted(range(len(entities)), key=lambda i: (-len(kinds[i]), -len(entities[i]), i))
+    groups: list[list[int]] = []
+    for index in order:
+        best, best_score = None, threshold
+        for group_index, members in enumerate(groups):
+            score = float(similarity[index, members].max())
+            if score < best_score or (best is not None and score == best_score):
+                continue  # on a tie the earlier task keeps it
+            if any(conflict(kinds[index], kinds[m]) for m in members):
+                continue
+            best, best_score = group_index, score
+        if best is None:
+            groups.append([index])
+        else:
+            groups[best].append(index)
+    return sorted((sorted(g) for g in groups), key=lambda g: g[0])
+
+
+def fold_companions(groups: Sequence[Sequence[int]], trace_of: Sequence[str]) -> list[list[int]]:
+    """``groups`` with the parts of compound goals joined (module docstring)."""
+    traces = [{trace_of[i] for i in g} for g in groups]
+    parent = list(range(len(groups)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    by_trace: dict[str, list[int]] = {}
+    for index, members in enumerate(traces):
+        for trace in members:
+            by_trace.setdefault(trace, []).append(index)
+    for indices in by_trace.values():
+        for a in indices:
+            for b in indices:
+                if a >= b or root(a) == root(b):
+                    continue
+                shared = len(traces[a] & traces[b])
+                if shared >= FOLD_MIN_SHARED and shared >= FOLD_JACCARD * len(
+                    traces[a] | traces[b]
+                ):
+                    parent[root(b)] = root(a)
+    folded: dict[int, list[int]] = {}
+    for index, members in enumerate(groups):
+        folded.setdefault(root(index), []).extend(members)
+    return sorted((sorted(g) for g in folded.values()), key=lambda g: g[0])

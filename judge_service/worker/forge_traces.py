@@ -1,0 +1,147 @@
+"""The traces half of a forge job: traces through the pure forge into tasks, families and
+review items, remembering each trace so that a repeat upload adds nothing.
+
+Traces already forged in the job's project (same id, same content) are skipped and counted
+under ``already_seen``, with links to the tasks they went into.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge_service.forge.embed import get_embedder
+from judge_service.forge.trace_tasks import TraceForge, TraceTask, forge_traces
+from judge_service.forge.traces import Trace, parse_traces
+from judge_service.settings import Settings
+from judge_service.storage import forge, forge_seen
+from judge_service.storage.forge_tables import TaskFamilyRow
+from judge_service.worker.forge_goals import goal_lines
+from judge_service.worker.forge_review import enqueue_family, job_project, mine_families
+
+
+def trace_key(trace: Trace) -> tuple[str, str]:
+    content = {"messages": trace.messages, "tools": trace.tools, "metadata": trace.metadata}
+    return trace.id, forge_seen.content_hash(content)
+
+
+def _task_fields(task: TraceTask, goal: str) -> dict[str, Any]:
+    first, agreed = task.first, task.consensus
+    assert agreed is not None
+    return {
+        "kind": "trace",
+        "prompt": first.prompt,
+        "tools": first.tools,
+        "reference": None,
+        "source": {
+            "trace_id": first.trace_id,
+            "turn": first.turn,
+            "traces": task.trace_ids,
+            "request": first.request,
+            "entities": first.entities,
+            "evidence": task.evidence(),
+        },
+        "duplicates": len(task.merged),
+        "failed": bool(task.failures),
+        "failures": task.failures,
+        "goal": goal,
+        "end_state": agreed.reference,
+        "end_state_source": agreed.source,
+        "end_states": [c.as_dict() for c in agreed.candidates],
+        "needs_review": agreed.needs_review,
+    }
+
+
+def _shown(task_id: str, task: TraceTask, goal: str) -> dict[str, Any]:
+    """A task as its family's review item shows it: the candidate end states side by side."""
+    agreed = task.consensus
+    assert agreed is not None
+    return {
+        "id": task_id,
+        "goal": goal,
+        "request": task.first.request,
+        "traces": task.trace_ids[:5],
+        "duplicates": len(task.merged),
+        "failures": task.failures[:3],
+        "needs_review": agreed.needs_review,
+        "end_state_source": agreed.source,
+        "end_states": [c.as_dict() for c in agreed.candidates[:4]],
+    }
+
+
+def _store(
+    scope: Any, job_id: str, forged: TraceForge, lines: list[str], keys: dict[str, Any]
+) -> tuple[list[tuple[str, Any]], dict[tuple[str, str], list[str]]]:
+    stored: list[tuple[str, Any]] = []
+    by_trace: dict[tuple[str, str], list[str]] = {}
+    index_of = {id(t): i for i, t in enumerate(forged.tasks)}
+    with scope() as session:
+        project = job_project(session=session, job_id=job_id)
+        position = 0
+        for index, family in enumerate(forged.families):
+            row: TaskFamilyRow = forge.add_family(
+                session=session,
+                job_id=job_id,
+                index=index,
+                name=family.name,
+                terms=family.terms,
+                tasks=len(family.tasks),
+                failed_traces=len(family.failed_traces),
+            )
+            shown = []
+            for task in family.tasks:
+                goal = lines[index_of[id(task)]]
+                added = forge.add_task(
+                    session=session, family=row, position=position, **_task_fields(task, goal)
+                )
+                position += 1
+                shown.append(_shown(added.id, task, goal))
+                for trace_id in task.trace_ids:
+                    by_trace.setdefault(keys[trace_id], []).append(added.id)
+            counts = {
+                "tasks": len(family.tasks),
+                "duplicates_merged": sum(len(t.merged) for t in family.tasks),
+                "failed_traces": len(family.failed_traces),
+                "needs_review": sum(1 for t in family.tasks if t.consensus.needs_review),
+            }
+            enqueue_family(session=session, family=row, kind="traces", counts=counts, tasks=shown)
+            stored.append((row.id, family))
+        forge_seen.record(session=session, project=project, job_id=job_id, traces=by_trace)
+    return stored, by_trace
+
+
+def traces_job(
+    job_id: str, text: str, options: dict[str, Any], settings: Settings, scope: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Tasks and families from the job's new traces, a review item per family, then mining
+    of the families with failed traces. Returns the job's counts and result."""
+    parsed = parse_traces(text)
+    keys = {t.id: trace_key(t) for t in parsed}
+    with scope() as session:
+        forge.clear_job_output(session=session, job_id=job_id)
+        forge_seen.forget_job(session=session, job_id=job_id)
+        project = job_project(session=session, job_id=job_id)
+        known = forge_seen.seen(session=session, project=project, keys=keys.values())
+    fresh = [t for t in parsed if keys[t.id] not in known]
+    overrides = options.get("tools") or {}
+    forged = forge_traces(
+        fresh,
+        embedder=get_embedder(settings.forge_embeddings),
+        writes=overrides.get("writes") or (),
+        reads=overrides.get("reads") or (),
+    )
+    lines, line_counts = goal_lines(job_id, forged.tasks, options.get("miner"), settings)
+    stored, _ = _store(scope, job_id, forged, lines, keys)
+    mining = mine_families(
+        session_scope=scope, job_id=job_id, options=options, families=stored, settings=settings
+    )
+    already = [
+        {"trace_id": t.id, "task_ids": known[keys[t.id]]} for t in parsed if keys[t.id] in known
+    ]
+    result = {
+        "failed": forged.failed,
+        "mining": mining,
+        **forged.result(),
+        "goal_lines": line_counts,
+        "already_seen": already,
+    }
+    return {**forged.counts(), "already_seen": len(already)}, result
