@@ -5,8 +5,8 @@ whose value the call passed as an argument (``get_order(order_id="A1")`` returni
 ``{"order_id": "A1", "user_id": "u7", ...}`` is ``order_id=A1``), else its ``id`` field, else
 the call's single id argument (an answer without its own id), else its first id field. An id
 field or argument is one named like an identifier (``id``, ``*_id``, ``*Id``, ``*_ref``,
-``*_number``, ``*_code``, ``*_key``; not a zip, country or phone code) with a scalar value. Nothing here
-knows a domain: the keys are whatever the tools call their ids.
+``*_number``, ``*_code``, ``*_key``; not a zip, country or phone code) with a scalar value.
+Nothing here knows a domain: the keys are whatever the tools call their ids.
 
 Fields that record *when* rather than *what* (``created_at``, ``updated_at``, ``timestamp``)
 are dropped from states, so that two runs reaching the same state at other times agree.
@@ -24,7 +24,9 @@ ID_NAME = re.compile(
     r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|_no$|"
     r"_code$|[a-z0-9]Code$|_key$)"
 )
-NOT_ID = re.compile(r"(zip|postal|post|country|currency|language|lang|status|area|phone)_?code$|phone")
+NOT_ID = re.compile(
+    r"(zip|postal|post|country|currency|language|lang|status|area|phone)_?code$|phone"
+)
 VOLATILE = re.compile(
     r"^(created|updated|modified|last_modified|last_updated)(_at|_on)?$|timestamp"
 )
