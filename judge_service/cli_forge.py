@@ -55,7 +55,14 @@ JobProject = Annotated[
 
 
 def _run(
-    kind: str, text: str, options: BaseModel, parse: Any, settings: Settings, project: str
+    kind: str,
+    text: str,
+    options: BaseModel,
+    parse: Any,
+    settings: Settings,
+    project: str,
+    *,
+    as_json: bool = True,
 ) -> None:
     from judge_service.forge.inputs import ForgeInputError
     from judge_service.storage import audit, forge
@@ -89,7 +96,12 @@ def _run(
         out = {"id": job_id, "status": status, "counts": row.counts, "families": families}
         if row.error:
             out["error"] = row.error
-    typer.echo(json.dumps(out, indent=2))
+        if not as_json and status == "done":
+            from judge_service.cli_forge_table import print_trace_job
+
+            print_trace_job(session=session, job=row)
+    if as_json or status != "done":
+        typer.echo(json.dumps(out, indent=2))
     if status != "done":
         raise typer.Exit(1)
 
@@ -102,16 +114,28 @@ def traces(
     rubric: Annotated[str | None, typer.Option(help="Rubric that mined items join")] = None,
     miner: Annotated[str | None, typer.Option(help="Mining model: litellm string or JSON")] = None,
     max_items: Annotated[int | None, typer.Option(help="Most items mined per family")] = None,
+    writes: Annotated[
+        list[str] | None, typer.Option("--write", help="A tool to take as a write (repeat)")
+    ] = None,
+    reads: Annotated[
+        list[str] | None, typer.Option("--read", help="A tool to take as a read (repeat)")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the job as JSON")] = False,
     project: JobProject = "default",
 ) -> None:
-    """Candidate tasks from traces: duplicates merged, families, failed traces mined."""
+    """Tasks from traces, one per user goal, with reference end states: a table of the tasks
+    (goal line, runs, end state, its source), the tool classes and the failure signs."""
     from judge_service.forge.traces import parse_traces
     from judge_service.wire_forge import TraceOptions
 
     project = project_name(project)
     settings = get_settings()
-    options = _options(TraceOptions, rubric=rubric, miner=_spec(miner), max_items=max_items)
-    _run("traces", _read(file, settings), options, parse_traces, settings, project)
+    tools = {"writes": writes or [], "reads": reads or []} if writes or reads else None
+    options = _options(
+        TraceOptions, rubric=rubric, miner=_spec(miner), max_items=max_items, tools=tools
+    )
+    text = _read(file, settings)
+    _run("traces", text, options, parse_traces, settings, project, as_json=as_json)
 
 
 def _documents_text(path: Path, settings: Settings) -> str:

@@ -31,7 +31,9 @@ def test_cli_forges_and_refuses_bad_files_naming_line_and_field(
     run_cli("db", "upgrade", env=env, cwd=tmp_path)
     good = write_jsonl(tmp_path / "good.jsonl", traces())
     miner = json.dumps(spec(fake, "miner"))
-    job = json.loads(run_cli("forge", "traces", str(good), "--miner", miner, env=env, cwd=tmp_path))
+    job = json.loads(
+        run_cli("forge", "traces", str(good), "--miner", miner, "--json", env=env, cwd=tmp_path)
+    )
     assert job["counts"]["tasks"] == 4 and job["counts"]["failed_traces"] == 4
     everything = tmp_path / "all.jsonl"
     listed = run_cli(
@@ -88,7 +90,7 @@ def test_forge_project_option_scopes_jobs_and_export(
     run_cli("forge", "traces", str(good), "--miner", miner, env=env, cwd=tmp_path)
     job = json.loads(
         run_cli(
-            "forge", "traces", str(good), "--miner", miner, "--project", "team-b",
+            "forge", "traces", str(good), "--miner", miner, "--project", "team-b", "--json",
             env=env, cwd=tmp_path,
         )
     )  # fmt: skip
@@ -148,3 +150,24 @@ def test_a_forge_job_runs_on_a_celery_worker(
     finally:
         server.kill()
         worker.kill()
+
+
+def test_forge_traces_prints_the_tasks_goal_lines_and_end_states_as_a_table(
+    sqlite_url: str, tmp_path: Path, fake: FakeOpenAIServer
+):
+    env = service_env(JS_DATABASE_URL=sqlite_url)
+    run_cli("db", "upgrade", env=env, cwd=tmp_path)
+    retail = Path(__file__).resolve().parents[1] / "data" / "retail" / "traces.jsonl"
+    rows = [line for line in retail.read_text().splitlines() if '"retail-0000-' in line]
+    assert len(rows) == 3
+    sample = tmp_path / "retail.jsonl"
+    sample.write_text("\n".join(rows) + "\n")
+    miner = json.dumps(spec(fake, "miner"))
+    # the fake model's goal line ("Looks correct and complete.") is about nothing the user said
+    out = run_cli("forge", "traces", str(sample), "--miner", miner, env=env, cwd=tmp_path)
+    assert "3 traces, 1 tasks in 1 families, 1 with a reference end state" in out
+    assert "return delivered order items" in out  # the family, named by its write
+    assert "order_id=#W6067464 (status=return requested)" in out  # the end state
+    assert "consensus" in out and "kettle" in out.lower()  # its source, the goal line
+    assert "writes: " in out and "return_delivered_order_items" in out
+    assert "failure signs vs 3 labels (0 failed): 0 traces flagged" in out

@@ -97,7 +97,7 @@ def test_the_loop_from_traces_to_training_and_back(
 
     miner = json.dumps(spec(fake, "miner"))
     from_traces = cli_json(
-        "forge", "traces", str(trace_file), "--miner", miner, env=env, cwd=tmp_path
+        "forge", "traces", str(trace_file), "--miner", miner, "--json", env=env, cwd=tmp_path
     )
     assert from_traces["status"] == "done" and from_traces["counts"]["tasks"] == 4
     assert from_traces["counts"]["duplicates_merged"] == 4

@@ -90,7 +90,8 @@ class Goal:
         head = " ".join(self.opening.split())
         if len(head) > 160:
             head = head[:159] + "\u2026"
-        tail = ", ".join(self.entities[:8])
+        shown = [e[5:].title() if e.startswith("name:") else e for e in self.entities[:8]]
+        tail = ", ".join(shown)
         line = f"{head} [{tail}]" if tail else head
         return line if len(line) <= limit else line[: limit - 1] + "\u2026"
 

@@ -10,7 +10,8 @@
 4. A trace whose end state differs from its task's consensus gets the sign
    ``disagrees_with_consensus``, beside the signs read from the trace itself
    (:mod:`~judge_service.forge.signs`).
-5. Tasks cluster into families named by their terms.
+5. Tasks group into families: those that make the same kind of change (the same write tools),
+   named by them; those that change nothing by their requests' words.
 """
 
 from __future__ import annotations
@@ -155,6 +156,40 @@ def _masked(text: str) -> str:
     return ENTITY.sub(" ", text)
 
 
+def _reference_writes(task: TraceTask) -> tuple[str, ...]:
+    """The write tools of the runs that reached the task's reference (all runs if none)."""
+    agreed = task.consensus
+    traces = agreed.candidates[0].traces if agreed and agreed.candidates else task.trace_ids
+    return tuple(sorted({w["tool"] for t in traces for w in task.trace_outcome(t).writes}))
+
+
+def task_families(tasks: Sequence[TraceTask]) -> list[TraceFamily]:
+    """Tasks that make the same kind of change are a family, named by its write tools
+    ("cancel pending order"); tasks that change nothing cluster by their requests' words.
+    Largest first."""
+    by_writes: dict[tuple[str, ...], list[TraceTask]] = {}
+    talk: list[TraceTask] = []
+    for task in tasks:
+        writes = _reference_writes(task)
+        if writes:
+            by_writes.setdefault(writes, []).append(task)
+        else:
+            talk.append(task)
+    found = [
+        TraceFamily(
+            " + ".join(w.replace("_", " ") for w in writes),
+            list(dict.fromkeys(t for w in writes for t in w.split("_"))),
+            members,
+        )
+        for writes, members in by_writes.items()
+    ]
+    found += [
+        TraceFamily(f.name, f.terms, [talk[i] for i in f.members])
+        for f in families([_masked(t.first.opening) for t in talk])
+    ]
+    return sorted(found, key=lambda f: -len(f.tasks))
+
+
 def _disagreement(task: TraceTask) -> None:
     """Mark each repeat whose end state differs from the task's consensus."""
     agreed = task.consensus
@@ -216,10 +251,7 @@ def forge_traces(
     groups = merge_goals(similarity, handles, embedder.threshold)
     groups = fold_companions(groups, [g.trace_id for g, _ in found])
     tasks = [_task(members, found) for members in groups]
-    grouped = [
-        TraceFamily(f.name, f.terms, [tasks[i] for i in f.members])
-        for f in families([_masked(t.first.opening) for t in tasks])
-    ]
+    grouped = task_families(tasks)
     failed: dict[str, list[dict[str, Any]]] = {}
     for goal, _ in found:
         failed.setdefault(goal.trace_id, []).extend(s.as_dict() for s in goal.failures)

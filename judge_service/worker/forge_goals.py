@@ -2,7 +2,8 @@
 rule's otherwise.
 
 A model's line is kept only when it is grounded: every id-like token it names (anything with
-digits, an e-mail address) appears in the user's own turns. Otherwise, and when the call
+digits, an e-mail address) appears in the user's own turns, and so do at least half its
+content words. Otherwise, and when the call
 fails, the task keeps the rule's line (the opening request and the facts' entities).
 """
 
@@ -13,6 +14,7 @@ import logging
 from typing import Any
 
 from judge_service.forge.goals import Goal, entities_in
+from judge_service.forge.text import content_tokens, tokens
 from judge_service.forge.trace_tasks import TraceTask
 from judge_service.llm import get_client
 from judge_service.settings import Settings
@@ -36,9 +38,13 @@ MAX_CONCURRENT = 8
 
 
 def grounded(line: str, goal: Goal) -> bool:
-    """Whether every id-like token of ``line`` appears in the goal's user turns."""
+    """Whether every id-like token of ``line`` appears in the goal's user turns, and at least
+    half its content words do (a line about something else is no summary of them)."""
     said = goal.user_text.lower()
-    return bool(line.strip()) and all(t.lower() in said for t in entities_in(line))
+    if not line.strip() or not all(t.lower() in said for t in entities_in(line)):
+        return False
+    words = set(content_tokens(line))
+    return bool(words) and len(words & set(tokens(said))) * 2 >= len(words)
 
 
 async def _model_lines(

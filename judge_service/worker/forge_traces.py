@@ -40,7 +40,7 @@ def _task_fields(task: TraceTask, goal: str) -> dict[str, Any]:
             "entities": first.entities,
             "evidence": task.evidence(),
         },
-        "duplicates": len(task.merged),
+        "duplicates": task.repeats,
         "failed": bool(task.failures),
         "failures": task.failures,
         "goal": goal,
@@ -60,7 +60,7 @@ def _shown(task_id: str, task: TraceTask, goal: str) -> dict[str, Any]:
         "goal": goal,
         "request": task.first.request,
         "traces": task.trace_ids[:5],
-        "duplicates": len(task.merged),
+        "duplicates": task.repeats,
         "failures": task.failures[:3],
         "needs_review": agreed.needs_review,
         "end_state_source": agreed.source,
@@ -99,7 +99,7 @@ def _store(
                     by_trace.setdefault(keys[trace_id], []).append(added.id)
             counts = {
                 "tasks": len(family.tasks),
-                "duplicates_merged": sum(len(t.merged) for t in family.tasks),
+                "duplicates_merged": sum(t.repeats for t in family.tasks),
                 "failed_traces": len(family.failed_traces),
                 "needs_review": sum(1 for t in family.tasks if t.consensus.needs_review),
             }

@@ -30,6 +30,7 @@ from judge_service.worker.task_names import FORGE_TASK
 
 router = APIRouter(prefix="/v1", tags=["forge"])
 SPEC_OPTIONS = ("miner", "generator", "solver", "verifiers")
+LIST_OPTIONS = ("tools.writes", "tools.reads")
 UPLOAD_BODY = {
     "requestBody": {
         "required": True,
@@ -68,6 +69,10 @@ def parse_options(request: Request, model: type[BaseModel]) -> BaseModel:
         try:
             if name == "verifiers":  # repeated, comma-separated model strings, or JSON
                 raw[name] = [v for value in values for v in _specs(value)]
+            elif name in LIST_OPTIONS:  # tools.writes=a,b (repeatable): a nested list
+                group, key = name.split(".", 1)
+                items = [v.strip() for value in values for v in value.split(",") if v.strip()]
+                raw.setdefault(group, {})[key] = items
             else:
                 raw[name] = _spec(values[-1]) if name in SPEC_OPTIONS else values[-1]
         except json_depth.TooDeep as exc:
@@ -158,9 +163,13 @@ async def _upload(request: Request, parse: Any) -> str:
 async def forge_traces(
     request: Request, session: SessionDep, key: ReviewerKey, _alive: WorkerAlive, scope: ScopeDep
 ):
-    """Queue a JSONL file of traces ``{"id", "messages", "tools"?, "metadata"?}``: candidate
-    tasks, near duplicates merged, families, failed-looking traces mined for rubric items.
-    Options: ``rubric``, ``miner``, ``max_items``."""
+    """Queue a JSONL file of traces ``{"id", "messages", "tools"?, "metadata"?}``: one task
+    per user goal, repeats merged, a reference end state per task, families, failure signs
+    (precision against ``metadata.outcome``/``reward`` labels), failed traces mined for rubric
+    items. Traces already forged in the project are skipped (``already_seen``). Options:
+    ``rubric``, ``miner`` (also writes the goal lines), ``max_items``, ``tools.writes`` and
+    ``tools.reads`` (tool names, comma-separated or repeated: override the read/write
+    classes)."""
     options = parse_options(request, wire_forge.TraceOptions)
     text = await _upload(request, parse_traces)
     return await _queue(request, session, key, "traces", text, options, scope.home)
