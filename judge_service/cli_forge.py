@@ -120,6 +120,12 @@ def traces(
     reads: Annotated[
         list[str] | None, typer.Option("--read", help="A tool to take as a read (repeat)")
     ] = None,
+    mine: Annotated[
+        bool, typer.Option(help="Mine families with failed traces for rubric items")
+    ] = True,
+    policy: Annotated[
+        bool, typer.Option(help="Ask the miner where the agent broke its rules (needs --miner)")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the job as JSON")] = False,
     project: JobProject = "default",
 ) -> None:
@@ -132,7 +138,13 @@ def traces(
     settings = get_settings()
     tools = {"writes": writes or [], "reads": reads or []} if writes or reads else None
     options = _options(
-        TraceOptions, rubric=rubric, miner=_spec(miner), max_items=max_items, tools=tools
+        TraceOptions,
+        rubric=rubric,
+        miner=_spec(miner),
+        max_items=max_items,
+        tools=tools,
+        mine=None if mine else False,
+        policy=policy or None,
     )
     text = _read(file, settings)
     _run("traces", text, options, parse_traces, settings, project, as_json=as_json)

@@ -55,7 +55,7 @@ def print_trace_job(*, session: Session, job: ForgeJobRow, console: Console | No
             source += ", review"
         table.add_row(
             escape(family.name[:32]),
-            escape((task.goal or "")[:90]),
+            escape((task.goal or "")[:160]),
             str(task.duplicates + 1),
             escape(end_state_text(task.end_state)[:70]),
             source,

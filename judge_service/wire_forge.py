@@ -45,7 +45,21 @@ class TraceOptions(_Strict):
     rubric: RubricName = "production-traces"
     miner: ModelSpec | None = None
     max_items: int = Field(default=3, ge=1, le=20)
+    mine: bool = Field(
+        default=True, description="Mine the families with failed traces for rubric items."
+    )
+    policy: bool = Field(
+        default=False,
+        description="Ask the miner, per trace, where the agent broke its system prompt's "
+        "rules: the sign policy_violation (needs a miner).",
+    )
     tools: ToolOverrides | None = None
+
+    @model_validator(mode="after")
+    def _policy_needs_a_model(self) -> TraceOptions:
+        if self.policy and self.miner is None:
+            raise ValueError("policy needs a miner: the model that reads the conversations")
+        return self
 
 
 class DocumentOptions(_Strict):

@@ -188,3 +188,51 @@ def test_the_miner_writes_goal_lines_and_an_ungrounded_one_is_not_kept(
     goals = {t["goal"] for t in _tasks(client, keys["trainer"], job["id"])}
     assert "Return the electric kettle and clock." in goals
     assert not any("#W0000001" in g for g in goals)
+
+
+def test_the_miner_finds_policy_violations_and_an_invented_one_adds_no_sign(
+    client, keys: dict[str, Headers], fake: FakeOpenAIServer, rows
+):
+    first = rows[0]
+    opening = first["messages"][1]["content"]
+    turn, said = next(
+        (i, m["content"])
+        for i, m in enumerate(first["messages"])
+        if m["role"] == "assistant" and m.get("content")
+    )
+    quoted = " ".join(said.split()[:6])
+    fake.configure(
+        "auditor",
+        replies=[
+            {
+                "match": opening,
+                "contents": [
+                    {"violations": [{"turn": turn, "rule": "confirm first", "excerpt": quoted}]}
+                ],
+            },
+            {
+                "match": "<conversation>",
+                "contents": [
+                    {"violations": [{"turn": 2, "rule": "x", "excerpt": "I refunded $9,999."}]}
+                ],
+            },
+        ],
+    )
+    auditor = spec(fake, "auditor")
+    job = forge(client, keys["reviewer"], "traces", _text(rows), miner=auditor, policy="true")
+    assert job["result"]["policy"] == {
+        "checked": len(rows),
+        "failed_calls": 0,
+        "violations": 1,
+        "dropped": len(rows) - 1,
+    }
+    (sign,) = [s for s in job["result"]["failed"][first["id"]] if s["kind"] == "policy_violation"]
+    assert sign["turn"] == turn and "confirm first" in sign["evidence"]
+    assert quoted.split()[0] in sign["evidence"]
+    no_model = client.post(
+        "/v1/forge/traces",
+        content=_text(rows),
+        params={"policy": "true"},
+        headers={**keys["reviewer"], **JSONL},
+    )
+    assert no_model.status_code == 422 and "policy needs a miner" in no_model.text

@@ -142,6 +142,25 @@ class TraceForge:
             "needs_review": sum(1 for t in tasks if t.consensus and t.consensus.needs_review),
         }
 
+    def add_signs(self, traces: Sequence[Trace], signs: dict[str, list[FailureSign]]) -> None:
+        """More signs (a model's ``policy_violation``), each on the goal whose turns hold it;
+        ``failed`` and the labels' figures are counted again."""
+        goals_of: dict[str, list[Goal]] = {}
+        for task in self.tasks:
+            for goal in task.goals:
+                goals_of.setdefault(goal.trace_id, []).append(goal)
+        for trace_id, found in signs.items():
+            for sign in found:
+                owner = next(
+                    (g for g in goals_of.get(trace_id, []) if g.start <= sign.turn < g.end),
+                    None,
+                )
+                if owner is not None:
+                    owner.failures.append(sign)
+                    self.failed.setdefault(trace_id, []).append(sign.as_dict())
+        self.failed = {k: sorted(v, key=lambda s: s["turn"]) for k, v in self.failed.items()}
+        self.labels = sign_report(traces, self.failed)
+
     def result(self) -> dict[str, Any]:
         """What the job's result reports beside its counts."""
         return {

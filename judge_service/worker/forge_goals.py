@@ -3,24 +3,19 @@ rule's otherwise.
 
 A model's line is kept only when it is grounded: every id-like token it names (anything with
 digits, an e-mail address) appears in the user's own turns, and so do at least half its
-content words. Otherwise, and when the call
-fails, the task keeps the rule's line (the opening request and the facts' entities).
+content words. Otherwise, and when the call fails, the task keeps the rule's line (the
+opening request and the facts' entities).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Any
 
 from judge_service.forge.goals import Goal, entities_in
 from judge_service.forge.text import content_tokens, tokens
 from judge_service.forge.trace_tasks import TraceTask
-from judge_service.llm import get_client
 from judge_service.settings import Settings
-from judge_service.worker.mining_task import model_options
-
-log = logging.getLogger(__name__)
+from judge_service.worker.forge_asks import ask_all
 
 SCHEMA = {
     "type": "object",
@@ -34,7 +29,6 @@ INSTRUCTIONS = (
     "choices they gave. Name no id, number or address that the customer did not write. "
     'Answer as JSON: {"goal": "..."}.'
 )
-MAX_CONCURRENT = 8
 
 
 def grounded(line: str, goal: Goal) -> bool:
@@ -47,43 +41,14 @@ def grounded(line: str, goal: Goal) -> bool:
     return bool(words) and len(words & set(tokens(said))) * 2 >= len(words)
 
 
-async def _model_lines(
-    job_id: str, tasks: list[TraceTask], spec: Any, settings: Settings
-) -> list[str | None]:
-    options = model_options(spec, settings, option="miner")
-    client = get_client(settings)
-    gate = asyncio.Semaphore(MAX_CONCURRENT)
+def _prompt(task: TraceTask) -> list[dict[str, str]]:
+    turns = f"<customer_turns>\n{task.first.user_text}\n</customer_turns>"
+    return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": turns}]
 
-    async def one(task: TraceTask) -> str | None:
-        messages = [
-            {"role": "system", "content": INSTRUCTIONS},
-            {
-                "role": "user",
-                "content": f"<customer_turns>\n{task.first.user_text}\n</customer_turns>",
-            },
-        ]
-        async with gate:
-            try:
-                reply, _ = await client.complete_json(
-                    options["model"],
-                    messages,
-                    SCHEMA,
-                    cache_key_parts={"forge_goal": job_id, "messages": messages},
-                    api_base=options.get("api_base"),
-                    api_key=options.get("api_key"),
-                    timeout=float(options.get("timeout_s", 120.0)),
-                    sampling={"temperature": 0.0, "max_tokens": 120},
-                    response_format_kind=options.get("response_format_kind", "json_schema"),
-                    free=bool(options.get("free", False)),
-                    schema_name="goal_line",
-                )
-            except Exception as exc:  # a failed call keeps the rule's line
-                log.warning("goal line of forge job %s: %s", job_id, exc)
-                return None
-        line = reply.get("goal") if isinstance(reply, dict) else None
-        return " ".join(line.split())[:300] if isinstance(line, str) else None
 
-    return list(await asyncio.gather(*(one(t) for t in tasks)))
+def _line(reply: dict[str, Any] | None) -> str | None:
+    line = reply.get("goal") if reply else None
+    return " ".join(line.split())[:300] if isinstance(line, str) else None
 
 
 def goal_lines(
@@ -94,7 +59,10 @@ def goal_lines(
     rule = [t.first.line() for t in tasks]
     if miner is None or not tasks:
         return rule, {"rule": len(tasks)}
-    proposed = asyncio.run(_model_lines(job_id, tasks, miner, settings))
+    replies = ask_all(
+        job_id, miner, settings, [_prompt(t) for t in tasks], schema=SCHEMA, name="goal_line"
+    )
+    proposed = [_line(r) for r in replies]
     lines, counts = [], {"model": 0, "rule": 0, "ungrounded": 0}
     for task, fallback, line in zip(tasks, rule, proposed, strict=True):
         if line is not None and grounded(line, task.first):

@@ -10,13 +10,43 @@ from __future__ import annotations
 from typing import Any
 
 from judge_service.forge.embed import get_embedder
+from judge_service.forge.policy import SCHEMA as POLICY_SCHEMA
+from judge_service.forge.policy import policy_prompt, policy_signs
 from judge_service.forge.trace_tasks import TraceForge, TraceTask, forge_traces
 from judge_service.forge.traces import Trace, parse_traces
 from judge_service.settings import Settings
 from judge_service.storage import forge, forge_seen
 from judge_service.storage.forge_tables import TaskFamilyRow
+from judge_service.worker.forge_asks import ask_all
 from judge_service.worker.forge_goals import goal_lines
 from judge_service.worker.forge_review import enqueue_family, job_project, mine_families
+
+
+def check_policy(
+    job_id: str, traces: list[Trace], forged: TraceForge, miner: Any, settings: Settings
+) -> dict[str, int]:
+    """``policy_violation`` signs from the miner, on the traces that have rules; counts."""
+    asked = [(t, p) for t in traces if (p := policy_prompt(t)) is not None]
+    replies = ask_all(
+        job_id,
+        miner,
+        settings,
+        [p for _, p in asked],
+        schema=POLICY_SCHEMA,
+        name="policy",
+        max_tokens=600,
+    )
+    found: dict[str, list[Any]] = {}
+    counts = {"checked": 0, "failed_calls": 0, "violations": 0, "dropped": 0}
+    for (trace, _), reply in zip(asked, replies, strict=True):
+        counts["checked" if reply is not None else "failed_calls"] += 1
+        signs, dropped = policy_signs(trace, reply)
+        counts["violations"] += len(signs)
+        counts["dropped"] += dropped
+        if signs:
+            found[trace.id] = signs
+    forged.add_signs(traces, found)
+    return counts
 
 
 def trace_key(trace: Trace) -> tuple[str, str]:
@@ -130,9 +160,18 @@ def traces_job(
         reads=overrides.get("reads") or (),
     )
     lines, line_counts = goal_lines(job_id, forged.tasks, options.get("miner"), settings)
+    policy = (
+        check_policy(job_id, fresh, forged, options.get("miner"), settings)
+        if options.get("policy")
+        else None
+    )
     stored, _ = _store(scope, job_id, forged, lines, keys)
-    mining = mine_families(
-        session_scope=scope, job_id=job_id, options=options, families=stored, settings=settings
+    mining = (
+        mine_families(
+            session_scope=scope, job_id=job_id, options=options, families=stored, settings=settings
+        )
+        if options.get("mine", True)
+        else []
     )
     already = [
         {"trace_id": t.id, "task_ids": known[keys[t.id]]} for t in parsed if keys[t.id] in known
@@ -142,6 +181,7 @@ def traces_job(
         "mining": mining,
         **forged.result(),
         "goal_lines": line_counts,
+        "policy": policy,
         "already_seen": already,
     }
     return {**forged.counts(), "already_seen": len(already)}, result
