@@ -83,6 +83,19 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
+#: What a generator proposes for the two documents (question, answer, supporting quote).
+ALETSCH = {
+    "question": "Which glacier is the largest in the Alps?",
+    "answer": "The Aletsch Glacier",
+    "quote": "The Aletsch Glacier is the largest glacier in the Alps",
+}
+BELL_ROCK = {
+    "question": "Who built the Bell Rock Lighthouse?",
+    "answer": "Robert Stevenson",
+    "quote": "It was built by Robert Stevenson between 1807 and 1810",
+}
+
+
 DOCUMENTS = {
     "glaciers.md": (
         "# Glaciers\n\nThe Aletsch Glacier is the largest glacier in the Alps. It is about"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.fakes import FakeOpenAIServer
-from tests.forge_data import DOCUMENTS, bot, trace, traces, user
+from tests.forge_data import ALETSCH, BELL_ROCK, DOCUMENTS, bot, trace, traces, user
 from tests.forge_support import JSONL, forge, script_documents, spec, upload
 
 Headers = dict[str, str]
@@ -21,18 +21,6 @@ def jsonl(rows: list[Any]) -> str:
 
 def documents() -> str:
     return jsonl([{"id": name, "text": text} for name, text in DOCUMENTS.items()])
-
-
-ALETSCH = {
-    "question": "Which glacier is the largest in the Alps?",
-    "answer": "The Aletsch Glacier",
-    "quote": "The Aletsch Glacier is the largest glacier in the Alps",
-}
-BELL_ROCK = {
-    "question": "Who built the Bell Rock Lighthouse?",
-    "answer": "Robert Stevenson",
-    "quote": "It was built by Robert Stevenson between 1807 and 1810",
-}
 
 
 def script_miner(fake: FakeOpenAIServer) -> dict[str, Any]:

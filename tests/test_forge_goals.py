@@ -4,6 +4,8 @@ end states, consensus, failure signs, and merging by meaning and entity."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -128,6 +130,17 @@ def test_writes_are_learned_from_changed_state_not_from_names():
     assert effects["update_view"].effect == "read", "a name is a prior, not the rule"
 
 
+def test_an_answer_logged_as_a_python_literal_is_still_a_state():
+    call = Calls()
+    trace = make(
+        "t",
+        user("x"),
+        call("get_booking", "{'booking_ref': 'FX-1', 'ok': True}", booking_ref="FX-1"),
+    )
+    (read,) = tool_calls(trace)
+    assert read.payload == {"booking_ref": "FX-1", "ok": True} and not read.error
+
+
 def test_schema_annotations_and_overrides_decide_before_evidence():
     schemas = [
         {"type": "function", "function": {"name": "a", "x-effect": "write"}},
@@ -169,6 +182,27 @@ def test_end_states_compare_states_not_calls_and_a_claim_without_a_write_is_empt
     states = [goal_outcome(tool_calls(t), writes, 0, len(t.messages)).end_state for t in traces]
     assert states[0] == states[1] == {"booking_ref=FX-20931": MOVED}
     assert states[2] == {}
+
+
+def test_two_runs_that_create_the_same_thing_under_other_fresh_ids_agree():
+    states = []
+    for fresh in ("R-7781", "R-1024"):
+        call = Calls()
+        booked = {"reservation_id": fresh, "flight": "HAT002", "seats": 2, "status": "booked"}
+        trace = make(
+            fresh,
+            user("Book two seats on HAT002 for me, please."),
+            call("search", [{"flight_number": "HAT002", "free": 9}], origin="JFK"),
+            call("make_booking", booked, flight_number="HAT002", seats=2),
+            call("get_reservation", booked, reservation_id=fresh),
+        )
+        writes = {"make_booking"}
+        states.append(goal_outcome(tool_calls(trace), writes, 0, len(trace.messages)).end_state)
+    assert (
+        states[0]
+        == states[1]
+        == {"new:make_booking:1": {"flight": "HAT002", "seats": 2, "status": "booked"}}
+    )
 
 
 def test_consensus_needs_two_agreeing_repeats_and_more_than_any_other():
@@ -227,6 +261,16 @@ def test_merging_keeps_goals_on_other_records_or_people_apart():
     assert merge_goals(similarity, [["write:cancel"], ["write:refund"]], 0.5) == [[0], [1]]
 
 
+def test_goals_that_wrote_the_same_record_merge_at_lower_similarity():
+    similarity = np.array([[1.0, 0.55, 0.55], [0.55, 1.0, 0.55], [0.55, 0.55, 1.0]])
+    entities = [
+        ["a@x.io", "write:refund", "state:order=1"],
+        ["a@x.io", "write:refund", "state:order=1"],
+        ["a@x.io", "write:refund"],  # wrote nothing it showed: no shared record
+    ]
+    assert merge_goals(similarity, entities, 0.7) == [[0, 1], [2]]
+
+
 def test_parts_that_always_come_together_fold_and_a_part_seen_alone_does_not():
     groups = [[0, 2, 4], [1, 3], [5]]
     trace_of = ["r1", "r1", "r2", "r2", "r3", "r3"]
@@ -260,3 +304,35 @@ def test_the_tfidf_fallback_says_so_and_still_merges_repeats():
         "booking_ref=FX-20931": MOVED
     }
     assert forged.labels is not None and forged.labels["labelled"] == 2
+
+
+def _display_to_messages(display: str) -> list[dict[str, Any]]:
+    """τ-bench's display format (``user:``/``assistant:``/``tool:`` lines; ``assistant: None``
+    is a tool call whose name the format dropped) as OpenAI messages."""
+    messages: list[dict[str, Any]] = [SYSTEM]
+    for part in re.split(r"\n(?=(?:user|assistant|tool): )", display):
+        role, _, text = part.partition(": ")
+        if role == "assistant" and text.strip() == "None":
+            call = {"id": f"c{len(messages)}", "function": {"name": "call", "arguments": "{}"}}
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif role == "tool":
+            messages.append(
+                {"role": "tool", "tool_call_id": f"c{len(messages) - 1}", "content": text}
+            )
+        else:
+            messages.append({"role": role, "content": text})
+    return messages
+
+
+def test_on_the_69_real_conversations_no_ending_is_abandoned_and_goals_stay_few():
+    path = Path(__file__).resolve().parents[1] / "data" / "retail" / "conversations_gpt4o.jsonl"
+    real = [json.loads(line)["messages_display"] for line in path.read_text().splitlines()]
+    traces = [Trace(str(i), i, _display_to_messages(d), None, {}) for i, d in enumerate(real)]
+    assert len(traces) == 69
+    abandoned = [
+        t.id for t in traces if any(s.kind == "abandoned" for s in failure_signs(t, tool_calls(t)))
+    ]
+    assert abandoned == [], "each ends with thanks, ###STOP### or a completed transfer"
+    counts = [len(goals(t)) for t in traces]
+    # about one conversation in six turns to a second request ("Great, thanks! I also ...")
+    assert sum(counts) / len(counts) < 1.3 and max(counts) <= 3 and counts.count(1) >= 50

@@ -13,22 +13,12 @@ from typing import Any
 import httpx
 
 from tests.fakes import FakeOpenAIServer
-from tests.forge_data import DOCUMENTS, traces, write_jsonl
+from tests.forge_data import ALETSCH, BELL_ROCK, DOCUMENTS, traces, write_jsonl
 from tests.forge_support import spec
 from tests.helpers import Server, create_key, run_cli, service_env
 from trainer_bridge.trl import build_samples
 
 ROOT = Path(__file__).resolve().parents[1]
-ALETSCH = {
-    "question": "Which glacier is the largest in the Alps?",
-    "answer": "The Aletsch Glacier",
-    "quote": "The Aletsch Glacier is the largest glacier in the Alps",
-}
-BELL_ROCK = {
-    "question": "Who built the Bell Rock Lighthouse?",
-    "answer": "Robert Stevenson",
-    "quote": "It was built by Robert Stevenson between 1807 and 1810",
-}
 #: What the reward judge gives each task's rollouts: always full marks (too easy), or
 #: alternating (learnable). The first match wins, so the debit-card trace (which also asks
 #: about the daily limit) comes first.

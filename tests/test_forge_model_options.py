@@ -16,19 +16,9 @@ from judge_service.storage.db import session_scope, upgrade
 from judge_service.wire_forge import DocumentOptions, TraceOptions
 from judge_service.worker.mining_task import model_options
 from tests.fakes import FakeOpenAIServer
-from tests.forge_data import DOCUMENTS, traces
+from tests.forge_data import ALETSCH, BELL_ROCK, DOCUMENTS, traces
 from tests.forge_support import script_documents, spec, upload, wait_job
 
-ALETSCH = {
-    "question": "Which glacier is the largest in the Alps?",
-    "answer": "The Aletsch Glacier",
-    "quote": "The Aletsch Glacier is the largest glacier in the Alps",
-}
-BELL_ROCK = {
-    "question": "Who built the Bell Rock Lighthouse?",
-    "answer": "Robert Stevenson",
-    "quote": "It was built by Robert Stevenson between 1807 and 1810",
-}
 #: Each option's model as a plain string (the README's form), reaching the fake server
 #: through litellm's environment variables (``env_models``).
 AS_STRING = {

@@ -85,6 +85,9 @@ def test_a_trace_job_gives_one_task_per_goal_with_its_end_state_and_evidence(
     ).json()["items"]
     shown = [t for i in items for t in i["evidence"]["tasks"] if t["id"] == claimed["id"]]
     assert shown and [c["count"] for c in shown[0]["end_states"]] == [3, 1]
+    page = client.get("/review", params={"kind": "task_family"}, headers=keys["reviewer"]).text
+    assert "the runs disagree on the end state" in page and "3 runs" in page and "1 run<" in page
+    assert f"/v1/tasks/{claimed['id']}/end_state" in page
     assert client.get("/v1/tasks/nope", headers=keys["trainer"]).status_code == 404
 
 

@@ -115,6 +115,13 @@ class RetailTools:
     def _order(self, order_id: str) -> Json | None:
         return self._own("orders", order_id)
 
+    def _order_in(self, order_id: str, status: str, refusal: str) -> Json | str:
+        """The order if it is in ``status``, else the tool's error text."""
+        order = self._order(order_id)
+        if order is None:
+            return "Error: order not found"
+        return order if order["status"] == status else f"Error: {refusal}"
+
     def _variant(self, product_id: str, item_id: str) -> Json | None:
         product = self.db["products"].get(product_id)
         return None if product is None else product["variants"].get(item_id)
@@ -215,11 +222,9 @@ class RetailTools:
 
     # -- writes -------------------------------------------------------------------------------
     def tool_cancel_pending_order(self, order_id: str, reason: str) -> str:
-        order = self._order(order_id)
-        if order is None:
-            return "Error: order not found"
-        if order["status"] != "pending":
-            return "Error: non-pending order cannot be cancelled"
+        order = self._order_in(order_id, "pending", "non-pending order cannot be cancelled")
+        if isinstance(order, str):
+            return order
         if reason not in ("no longer needed", "ordered by mistake"):
             return "Error: invalid reason"
         refunds = []
@@ -244,11 +249,9 @@ class RetailTools:
     def tool_modify_pending_order_items(
         self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
     ) -> str:
-        order = self._order(order_id)
-        if order is None:
-            return "Error: order not found"
-        if order["status"] != "pending":
-            return "Error: non-pending order cannot be modified"
+        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
+        if isinstance(order, str):
+            return order
         plan = self._swap_plan(order, item_ids, new_item_ids)
         if isinstance(plan, str):
             return plan
@@ -282,21 +285,17 @@ class RetailTools:
         country: str,
         zip: str,
     ) -> str:
-        order = self._order(order_id)
-        if order is None:
-            return "Error: order not found"
-        if order["status"] != "pending":
-            return "Error: non-pending order cannot be modified"
+        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
+        if isinstance(order, str):
+            return order
         values = (address1, address2, city, state, country, zip)
         order["address"] = dict(zip_pairs(ADDRESS_KEYS, values))
         return json.dumps(order)
 
     def tool_modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> str:
-        order = self._order(order_id)
-        if order is None:
-            return "Error: order not found"
-        if order["status"] != "pending":
-            return "Error: non-pending order cannot be modified"
+        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
+        if isinstance(order, str):
+            return order
         payments = [e for e in order["payment_history"] if e["transaction_type"] == "payment"]
         if len(payments) != 1:
             return "Error: there should be exactly one payment for a pending order"
@@ -327,11 +326,9 @@ class RetailTools:
     def tool_return_delivered_order_items(
         self, order_id: str, item_ids: list[str], payment_method_id: str
     ) -> str:
-        order = self._order(order_id)
-        if order is None:
-            return "Error: order not found"
-        if order["status"] != "delivered":
-            return "Error: non-delivered order cannot be returned"
+        order = self._order_in(order_id, "delivered", "non-delivered order cannot be returned")
+        if isinstance(order, str):
+            return order
         method = self._payment(order["user_id"], payment_method_id)
         original = order["payment_history"][0]["payment_method_id"]
         if method is None or (payment_method_id != original and method["source"] != "gift_card"):
@@ -349,11 +346,9 @@ class RetailTools:
     def tool_exchange_delivered_order_items(
         self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
     ) -> str:
-        order = self._order(order_id)
-        if order is None:
-            return "Error: order not found"
-        if order["status"] != "delivered":
-            return "Error: non-delivered order cannot be exchanged"
+        order = self._order_in(order_id, "delivered", "non-delivered order cannot be exchanged")
+        if isinstance(order, str):
+            return order
         plan = self._swap_plan(order, item_ids, new_item_ids)
         if isinstance(plan, str):
             return plan

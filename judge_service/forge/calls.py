@@ -3,12 +3,14 @@
 Calls come from OpenAI ``tool_calls`` (answered by the ``tool`` message with the same
 ``tool_call_id``, else the next unanswered one) and from the older ``function_call`` form
 (answered by the next ``function`` message). Arguments and answers are parsed as JSON where
-they are JSON; an answer is an error when the tool said so (``is_error``, an ``error`` key) or
-its text reads like one and is not a JSON object.
+they are JSON (an answer also as a Python literal, ``{'id': 1}``); an answer is an error
+when the tool said so (``is_error``, an ``error`` key) or its text reads like one and is not
+a JSON object.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -52,6 +54,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
 
 
 def _payload(text: str | None) -> Any:
+    """The answer as data: JSON, or a Python literal (agents that log ``str(dict)``)."""
     if text is None:
         return None
     stripped = text.strip()
@@ -60,6 +63,10 @@ def _payload(text: str | None) -> Any:
     try:
         return json.loads(stripped)
     except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(stripped)  # literals only: no code runs
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
 
 

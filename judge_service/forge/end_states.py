@@ -6,9 +6,11 @@ those its answer showed; when its answer showed none, those its id arguments nam
 a later read. Entities a write merely names beside the one it returns (the user of a
 booking) are left out: whether an agent happened to read them again would split runs that
 agree. A write whose entity the trace never shows is kept as the call itself
-(``write:<tool>`` with its arguments), so it still counts. End states, not call lists, are
-compared: two runs that reach the same states through other calls or another argument order
-agree.
+(``write:<tool>`` with its arguments), so it still counts. An entity a write created (its id
+appears nowhere before that write's answer) is keyed ``new:<tool>:<n>`` and kept without its
+fresh id, so that two runs that booked the same thing under other generated ids agree.
+End states, not call lists, are compared: two runs that reach the same states through other
+calls or another argument order agree.
 
 A task's reference is the end state that at least two of its repeats reached, more than any
 other. When repeats disagree, every distinct end state is kept with its count and traces, and
@@ -37,14 +39,23 @@ class GoalOutcome:
     last_write_turn: int | None
 
 
+def _without(state: Any, value: str) -> Any:
+    """``state`` without the top-level fields holding ``value`` (a run's fresh id)."""
+    if not isinstance(state, dict):
+        return state
+    return {k: v for k, v in state.items() if str(v) != value}
+
+
 def goal_outcome(
     calls: Sequence[ToolCall], writes: Collection[str], start: int, end: int
 ) -> GoalOutcome:
     """The outcome of the goal spanning messages ``[start, end)`` (module docstring)."""
     last: dict[str, tuple[int, Any]] = {}  # entity key -> (call index, state)
     touched: dict[str, int] = {}  # entity key -> index of the write that touched it
+    created: dict[str, str] = {}  # a new entity's key -> its key in the end state
     made: list[dict[str, Any]] = []
     blind: list[ToolCall] = []  # writes whose answer showed no entity
+    seen = ""  # every argument and answer so far: an id not in it is a new one
     last_turn = None
     for call in calls:
         if call.turn >= end:
@@ -52,24 +63,36 @@ def goal_outcome(
         states = answer_entities(call)
         for key, state in states:
             last[key] = (call.index, state)
-        if call.name not in writes or call.turn < start or call.error or call.answer is None:
-            continue
-        made.append({"tool": call.name, "arguments": call.arguments, "turn": call.turn})
-        last_turn = call.turn
-        if states:
-            touched.update({key: call.index for key, _ in states})
-        else:
-            blind.append(call)
-            touched.update({entity_key(n, v): call.index for n, v in id_arguments(call)})
+        arguments = canonical(call.arguments)
+        is_write = call.name in writes and call.turn >= start and not call.error
+        if is_write and call.answer is not None:
+            made.append({"tool": call.name, "arguments": call.arguments, "turn": call.turn})
+            last_turn = call.turn
+            if not states:
+                blind.append(call)
+                touched.update({entity_key(n, v): call.index for n, v in id_arguments(call)})
+            for key, _ in states:
+                touched[key] = call.index
+                value = key.split("=", 1)[1]
+                if value not in seen and value not in arguments and key not in created:
+                    count = sum(v.startswith(f"new:{call.name}:") for v in created.values())
+                    created[key] = f"new:{call.name}:{count + 1}"
+        seen += arguments + (call.answer or "")
     # an entity counts only as seen after the write that touched it
-    end_state = {k: last[k][1] for k in sorted(touched) if k in last and last[k][0] >= touched[k]}
+    end_state = {}
+    for key in sorted(touched):
+        if key in last and last[key][0] >= touched[key]:
+            if key in created:
+                end_state[created[key]] = _without(last[key][1], key.split("=", 1)[1])
+            else:
+                end_state[key] = last[key][1]
     for call in blind:
         if not any(entity_key(n, v) in end_state for n, v in id_arguments(call)):
             end_state.setdefault(f"write:{call.name}", []).append(canonical(call.arguments))
     for key in end_state:
         if key.startswith("write:"):
             end_state[key] = sorted(end_state[key])
-    return GoalOutcome(made, end_state, last_turn)
+    return GoalOutcome(made, dict(sorted(end_state.items())), last_turn)
 
 
 @dataclass

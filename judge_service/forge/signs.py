@@ -5,7 +5,8 @@
   agent recovered from (a typo in an e-mail, then the right one) is ordinary work.
 - ``retry_loop``: the same call, name and arguments, three times.
 - ``abandoned``: the conversation stops without an ending: its last word is not the agent's
-  answer, nor the user's thanks or goodbye, nor a completed transfer to a human.
+  answer, nor the user's thanks or goodbye, nor a completed transfer to a human (a call
+  named or answered like one: ``transfer_to_human``, "Transfer successful").
 - ``disagrees_with_consensus`` (:mod:`judge_service.forge.trace_tasks`): the trace's end
   state differs from the one its task's other repeats agree on.
 """
@@ -75,7 +76,11 @@ def ended_properly(trace: Trace, calls: Sequence[ToolCall]) -> bool:
         return True
     if role == "user":
         return bool(CLOSING.search(text) or STOP_MARK.search(text))
-    handed_off = [c for c in calls if HANDOFF.search(c.name) and not c.error]
+    handed_off = [
+        c
+        for c in calls
+        if not c.error and (HANDOFF.search(c.name) or HANDOFF.search(c.answer or ""))
+    ]
     return bool(handed_off) and handed_off[-1].turn >= max(c.turn for c in calls)
 
 

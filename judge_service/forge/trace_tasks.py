@@ -95,7 +95,7 @@ class TraceTask:
             {
                 "trace_id": trace_id,
                 "turns": [[g.start, g.end - 1] for g, _ in self.parts(trace_id)],
-                "writes": [w["tool"] for w in self.trace_outcome(trace_id).writes],
+                "writes": self.trace_outcome(trace_id).writes,
                 "end_state": rank.get(trace_id),
             }
             for trace_id in self.trace_ids

@@ -56,7 +56,7 @@ def goal_lines(
 ) -> tuple[list[str], dict[str, int]]:
     """Each task's goal line, and how many came from the model, the rule, or were the
     model's but ungrounded."""
-    rule = [t.first.line() for t in tasks]
+    rule = [t.line() for t in tasks]
     if miner is None or not tasks:
         return rule, {"rule": len(tasks)}
     replies = ask_all(
