@@ -239,3 +239,12 @@ def test_the_miner_finds_policy_violations_and_an_invented_one_adds_no_sign(
         headers={**keys["reviewer"], **JSONL},
     )
     assert no_model.status_code == 422 and "policy needs a miner" in no_model.text
+
+
+def test_without_a_model_the_job_mines_nothing_and_says_why(client, keys: dict[str, Headers], rows):
+    job = forge(client, keys["reviewer"], "traces", _text(rows))
+    assert job["counts"]["failed_traces"] >= 1 and job["result"]["mining"] == []
+    assert job["result"]["mining_skipped"].startswith("no miner")
+    assert job["result"]["goal_lines"] == {"rule": 3}
+    off = forge(client, keys["reviewer"], "traces", _text(_rows(("task-0009",))), mine="false")
+    assert off["result"]["mining_skipped"] == "mine=false"

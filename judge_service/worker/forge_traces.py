@@ -22,6 +22,20 @@ from judge_service.worker.forge_goals import goal_lines
 from judge_service.worker.forge_review import enqueue_family, job_project, mine_families
 
 
+def mining_skipped(options: dict[str, Any], settings: Settings) -> str | None:
+    """Why the job mines no rubric items, or ``None`` when it does. Without a ``miner`` and
+    without a model in ``JS_DEFAULT_JUDGES``, mining would run on the local SmolLM2 model, a
+    minute or more per failed family on a CPU, for items of little use: the job says so
+    instead of taking that long."""
+    if not options.get("mine", True):
+        return "mine=false"
+    defaults = settings.default_judge_specs() or []
+    named = [s if isinstance(s, str) else str(s.get("name", "")) for s in defaults]
+    if options.get("miner") is None and not any("/" in n for n in named):
+        return "no miner: give miner= (or JS_DEFAULT_JUDGES) to mine the failed families"
+    return None
+
+
 def check_policy(
     job_id: str, traces: list[Trace], forged: TraceForge, miner: Any, settings: Settings
 ) -> dict[str, int]:
@@ -166,12 +180,13 @@ def traces_job(
         else None
     )
     stored, _ = _store(scope, job_id, forged, lines, keys)
+    skipped = mining_skipped(options, settings)
     mining = (
-        mine_families(
+        []
+        if skipped
+        else mine_families(
             session_scope=scope, job_id=job_id, options=options, families=stored, settings=settings
         )
-        if options.get("mine", True)
-        else []
     )
     already = [
         {"trace_id": t.id, "task_ids": known[keys[t.id]]} for t in parsed if keys[t.id] in known
@@ -182,6 +197,7 @@ def traces_job(
         **forged.result(),
         "goal_lines": line_counts,
         "policy": policy,
+        "mining_skipped": skipped,
         "already_seen": already,
     }
     return {**forged.counts(), "already_seen": len(already)}, result
