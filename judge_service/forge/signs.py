@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from judge_service.forge.calls import ToolCall
-from judge_service.forge.goals import user_words
+from judge_service.forge.goals import STOP_TOKEN, user_words
 from judge_service.forge.traces import FailureSign, Trace, content_text, excerpt
 
 COMPLAINT = re.compile(
@@ -36,7 +36,6 @@ CLOSING = re.compile(
     re.IGNORECASE,
 )
 HANDOFF = re.compile(r"transfer|handoff|hand_off|escalat|human", re.IGNORECASE)
-STOP_MARK = re.compile(r"#{2,}\s*[A-Z_]+\s*#{2,}")
 #: An identical tool call (name and arguments) this many times in one trace is a retry loop.
 RETRY_LOOP_CALLS = 3
 
@@ -75,7 +74,7 @@ def ended_properly(trace: Trace, calls: Sequence[ToolCall]) -> bool:
     if role == "assistant" and text.strip() and not last.get("tool_calls"):
         return True
     if role == "user":
-        return bool(CLOSING.search(text) or STOP_MARK.search(text))
+        return bool(CLOSING.search(text) or STOP_TOKEN.search(text))
     handed_off = [
         c
         for c in calls

@@ -20,6 +20,7 @@ from judge_service.storage.forge_tables import TaskFamilyRow
 from judge_service.worker.forge_asks import ask_all
 from judge_service.worker.forge_goals import goal_lines
 from judge_service.worker.forge_review import enqueue_family, job_project, mine_families
+from judge_service.worker.mining_task import default_model
 
 
 def mining_skipped(options: dict[str, Any], settings: Settings) -> str | None:
@@ -29,9 +30,7 @@ def mining_skipped(options: dict[str, Any], settings: Settings) -> str | None:
     instead of taking that long."""
     if not options.get("mine", True):
         return "mine=false"
-    defaults = settings.default_judge_specs() or []
-    named = [s if isinstance(s, str) else str(s.get("name", "")) for s in defaults]
-    if options.get("miner") is None and not any("/" in n for n in named):
+    if options.get("miner") is None and default_model(settings) is None:
         return "no miner: give miner= (or JS_DEFAULT_JUDGES) to mine the failed families"
     return None
 
@@ -114,7 +113,7 @@ def _shown(task_id: str, task: TraceTask, goal: str) -> dict[str, Any]:
 
 def _store(
     scope: Any, job_id: str, forged: TraceForge, lines: list[str], keys: dict[str, Any]
-) -> tuple[list[tuple[str, Any]], dict[tuple[str, str], list[str]]]:
+) -> list[tuple[str, Any]]:
     stored: list[tuple[str, Any]] = []
     by_trace: dict[tuple[str, str], list[str]] = {}
     index_of = {id(t): i for i, t in enumerate(forged.tasks)}
@@ -150,7 +149,7 @@ def _store(
             enqueue_family(session=session, family=row, kind="traces", counts=counts, tasks=shown)
             stored.append((row.id, family))
         forge_seen.record(session=session, project=project, job_id=job_id, traces=by_trace)
-    return stored, by_trace
+    return stored
 
 
 def traces_job(
@@ -179,7 +178,7 @@ def traces_job(
         if options.get("policy")
         else None
     )
-    stored, _ = _store(scope, job_id, forged, lines, keys)
+    stored = _store(scope, job_id, forged, lines, keys)
     skipped = mining_skipped(options, settings)
     mining = (
         []

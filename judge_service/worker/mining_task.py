@@ -42,14 +42,19 @@ def model_spec(spec: Any, option: str = "model") -> dict[str, Any]:
     return spec
 
 
+def default_model(settings: Settings) -> dict[str, Any] | None:
+    """The first model (a litellm string, with a ``/``) of ``JS_DEFAULT_JUDGES``, if any."""
+    defaults = [spec_object(s) for s in settings.default_judge_specs() or []]
+    models = [s for s in defaults if isinstance(s, dict) and "/" in str(s.get("name", ""))]
+    return models[0] if models else None
+
+
 def model_options(spec: Any, settings: Settings, *, option: str = "model") -> dict[str, Any]:
     """litellm call options for the model of ``option``, given as ``spec`` (a model string
     or an object; None: the defaults). A spec that names no model, or a local model that
     cannot run, is a ValueError naming ``option``."""
     if spec is None:
-        defaults = [spec_object(s) for s in settings.default_judge_specs() or []]
-        models = [s for s in defaults if isinstance(s, dict) and "/" in str(s.get("name", ""))]
-        spec = models[0] if models else LOCAL_JUDGE_NAME
+        spec = default_model(settings) or LOCAL_JUDGE_NAME
     spec = model_spec(spec, option)
     if spec["name"] == LOCAL_JUDGE_NAME:
         try:
