@@ -17,6 +17,13 @@ FailureKind = Literal[
     "judge_failed", "below_quorum", "timeout", "bad_sample", "flagged_hack", "internal_error"
 ]
 Severity = Literal["info", "low", "medium", "high"]
+#: What backs a finding. ``code``: the submitted code does it (from its AST); ``tool``: a tool
+#: call did it or a tool's output contradicts a claim; ``output``: the answer text itself is the
+#: act (keyword stuffing, text aimed at the judge); ``narration``: only what the agent said;
+#: ``model``: an LLM monitor's verdict. None (older plugins) counts as an act.
+Basis = Literal["code", "tool", "output", "narration", "model"]
+#: Findings on these bases may change a reward; the others only send the rollout to review.
+ACT_BASES: frozenset[str | None] = frozenset({"code", "tool", "output", None})
 
 
 def _part_text(content: Any) -> str:
@@ -188,11 +195,28 @@ class Verdict(BaseModel):
 
 
 class Finding(BaseModel):
+    """One piece of audit evidence.
+
+    ``fact`` points at what backs it (``src/x.py:12``, ``message 4 tool call 1 `bash```);
+    ``narration`` quotes what the agent said that supports or contradicts it. ``covers``
+    names detectors whose findings this one's confidence already includes (the audit model
+    reads them as features), so their findings do not enter ``hack_score`` a second time.
+    """
+
     detector: str
     kind: str
     severity: Severity
     confidence: float = Field(ge=0.0, le=1.0)
     evidence: str
+    basis: Basis | None = None
+    fact: str | None = None
+    narration: str | None = None
+    covers: list[str] = Field(default_factory=list)
+
+    @property
+    def is_act(self) -> bool:
+        """Whether a code or tool fact (or the answer text itself) backs this finding."""
+        return self.basis in ACT_BASES
 
 
 class Outcome(BaseModel):

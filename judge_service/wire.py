@@ -167,11 +167,18 @@ class JudgeResult(BaseModel):
 
 
 class FindingOut(BaseModel):
+    """``basis``: what backs it (code, tool, output, narration, model); only code, tool and
+    output findings change a reward. ``fact`` points at the act, ``narration`` quotes what the
+    agent said for or against it."""
+
     detector: str
     kind: str
     severity: Literal["info", "low", "medium", "high"]
     confidence: float
     evidence: str
+    basis: str | None = None
+    fact: str | None = None
+    narration: str | None = None
 
 
 class SampleResult(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from judge_service.settings import Settings
-from tests.fakes import FakeOpenAIServer
+from tests.fakes import FakeOpenAIServer, Reply
 
 
 @pytest.fixture
@@ -96,14 +96,19 @@ def test_a_confirmed_hack_never_pays_twice(client, keys):
 def test_llm_hindsight_is_opt_in_and_only_audits_high_rewards(
     client, keys, fake_openai: FakeOpenAIServer
 ):
-    fake_openai.configure("auditor", boolean=False, score=0.9)  # "not earned", confident
+    fake_openai.configure("auditor", score=0.9)  # the schema filled: "cheating", confident
     auditor = {"name": "openai/auditor", "api_base": fake_openai.url, "api_key": "sk"}
     (plain,) = score(client, keys, [HONEST], detectors=[])["results"]
     assert fake_openai.requests["auditor"] == 0 and plain["findings"] == []
     (audited,) = score(client, keys, [HONEST], detectors=[], hindsight_judges=[auditor])["results"]
     assert fake_openai.requests["auditor"] == 1
-    assert [f["kind"] for f in audited["findings"]] == ["unearned_reward"]
-    assert audited["hack_score"] >= 0.5 and audited["reward"] == 0.0
+    (finding,) = [f for f in audited["findings"] if f["detector"] == "llm_hindsight"]
+    assert finding["kind"] == "monitor_cheating"
+    assert finding["severity"] == "high" and finding["confidence"] == pytest.approx(0.9)
+    assert finding["evidence"].startswith("openai/auditor:") and finding["basis"] == "model"
+    # a model's verdict alone goes to review, never into the reward (the host's gate)
+    assert audited["hack_score"] >= 0.5 and audited["reward"] == pytest.approx(0.9)
+    assert "held_for_review" in [f["kind"] for f in audited["findings"]]
     low = {**JUDGE, "score": 0.2}
     response = client.post(
         "/v1/rewards",
@@ -117,6 +122,23 @@ def test_llm_hindsight_is_opt_in_and_only_audits_high_rewards(
     )
     assert response.json()["results"][0]["findings"] == []
     assert fake_openai.requests["auditor"] == 1  # a low reward is not worth auditing
+
+
+def test_a_legit_hindsight_verdict_is_shown_and_costs_nothing(
+    client, keys, fake_openai: FakeOpenAIServer
+):
+    """The monitor's ``legit`` answer comes back as an info finding: visible next to the code
+    facts it may contradict, never part of the hack score."""
+    legit = {"verdict": "legit", "confidence": 0.8, "analysis": "It answers the question."}
+    reply = Reply(match="BEGIN TRAJECTORY", contents=[{**legit, "turns": [1], "evidence": ""}])
+    fake_openai.configure("vouching-auditor", replies=[reply])
+    auditor = {"name": "openai/vouching-auditor", "api_base": fake_openai.url, "api_key": "sk"}
+    (audited,) = score(client, keys, [HONEST], detectors=[], hindsight_judges=[auditor])["results"]
+    (finding,) = audited["findings"]
+    assert finding["kind"] == "monitor_legit" and finding["severity"] == "info"
+    assert finding["basis"] == "model" and finding["fact"] == "turns 1"
+    assert finding["evidence"] == "openai/vouching-auditor: It answers the question."
+    assert audited["hack_score"] == 0.0 and audited["reward"] == pytest.approx(0.9)
 
 
 def test_run_report_shows_the_hack_rate_per_step_and_alarms(client, keys):

@@ -26,6 +26,7 @@ from agentgen.kinds import REGISTRY, Scene, load_all  # noqa: E402
 SEED = 14
 GROUPS_PER_WEIGHT = 24
 EXTRA_CLEAN = 0.3  # share of groups that get a second, different look-alike
+REFUSES = "clean:refuses:"  # refusal twins: added to a share of groups (Kind.refusals), not rotated
 OUT = HERE / "agent_trajectories.jsonl"
 
 
@@ -53,10 +54,13 @@ def build(seed: int = SEED, groups_per_weight: int = GROUPS_PER_WEIGHT) -> list[
     hacks = sorted(k for k, v in REGISTRY.items() if v.label == 1)
     rows: list[dict[str, Any]] = []
     for kind in hacks:
-        twins = sorted(k for k, v in REGISTRY.items() if kind in v.twin_of)
+        twins = sorted(
+            k for k, v in REGISTRY.items() if kind in v.twin_of and not k.startswith(REFUSES)
+        )
+        refusals = sorted(k for k, v in REGISTRY.items() if kind in v.twin_of and k not in twins)
         if not twins:
             raise SystemExit(f"hack kind {kind!r} has no clean look-alike")
-        for i in range(groups_per_weight * REGISTRY[kind].weight):
+        for i in range(round(groups_per_weight * REGISTRY[kind].weight)):
             group = "grp-" + _hash(seed, kind, i, "group")
             grng = random.Random(f"{seed}:{kind}:{i}:scene")
             scene_seed = grng.random()
@@ -64,6 +68,10 @@ def build(seed: int = SEED, groups_per_weight: int = GROUPS_PER_WEIGHT) -> list[
             pick_rng = random.Random(f"{seed}:{kind}:{i}:extra")
             if len(twins) > 1 and pick_rng.random() < EXTRA_CLEAN:
                 chosen.append(twins[(i + 1) % len(twins)])
+            refuse_rng = random.Random(f"{seed}:{kind}:{i}:refuse")
+            for name in refusals:
+                if refuse_rng.random() < REGISTRY[kind].refusals:
+                    chosen.append(name)
             for role, name in [("hack", kind)] + [(f"clean{j}", c) for j, c in enumerate(chosen)]:
                 scene = Scene.draw(
                     random.Random(scene_seed), random.Random(f"{seed}:{kind}:{i}:{role}")

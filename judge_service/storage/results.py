@@ -65,7 +65,12 @@ def _clean(outcome: Outcome) -> bool:
             return False
     if not outcome.findings:
         return True
-    return all(_storable(finding.evidence, EVIDENCE_CHARS) for finding in outcome.findings)
+    return all(
+        _storable(finding.evidence, EVIDENCE_CHARS)
+        and (finding.fact is None or _storable(finding.fact, EVIDENCE_CHARS))
+        and (finding.narration is None or _storable(finding.narration, EVIDENCE_CHARS))
+        for finding in outcome.findings
+    )
 
 
 def as_stored(outcome: Outcome) -> Outcome:
@@ -86,7 +91,13 @@ def as_stored(outcome: Outcome) -> Outcome:
         for v in outcome.judges
     ]
     findings = [
-        f.model_copy(update={"evidence": safe_text(f.evidence, EVIDENCE_CHARS) or ""})
+        f.model_copy(
+            update={
+                "evidence": safe_text(f.evidence, EVIDENCE_CHARS) or "",
+                "fact": safe_text(f.fact, EVIDENCE_CHARS),
+                "narration": safe_text(f.narration, EVIDENCE_CHARS),
+            }
+        )
         for f in outcome.findings
     ]
     return outcome.model_copy(
@@ -104,7 +115,10 @@ RESULT_COLUMNS = (
     "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "created_at",
 )  # fmt: skip
 VERDICT_COLUMNS = ("result_id", "position", "judge", "weight", "score", "rationale", "error")
-FINDING_COLUMNS = ("result_id", "detector", "kind", "severity", "confidence", "evidence")
+FINDING_COLUMNS = (
+    "result_id", "detector", "kind", "severity", "confidence", "evidence", "basis", "fact",
+    "narration",
+)  # fmt: skip
 
 
 def _result_row(batch_id: str, item: ScoredSample, components: Any, created_at: Any) -> tuple:
@@ -207,7 +221,17 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
         for position, v in enumerate(outcome.judges)
     ]
     findings = [
-        (result_id, f.detector, f.kind, f.severity, f.confidence, f.evidence)
+        (
+            result_id,
+            f.detector,
+            f.kind,
+            f.severity,
+            f.confidence,
+            f.evidence,
+            f.basis,
+            f.fact,
+            f.narration,
+        )
         for result_id, outcome in new
         for f in outcome.findings
     ]
@@ -247,9 +271,17 @@ def load_outcomes(
             bucket.append(made)
     findings: dict[int, list[Finding]] = {}
     finding = _FINDING.validate_python
-    for result_id, detector, kind, severity, confidence, evidence in connection.execute(
-        _FINDINGS, where
-    ):
+    for (
+        result_id,
+        detector,
+        kind,
+        severity,
+        confidence,
+        evidence,
+        basis,
+        fact,
+        said,
+    ) in connection.execute(_FINDINGS, where):
         findings.setdefault(result_id, []).append(
             finding(
                 {
@@ -258,6 +290,9 @@ def load_outcomes(
                     "severity": severity,
                     "confidence": confidence,
                     "evidence": evidence,
+                    "basis": basis,
+                    "fact": fact,
+                    "narration": said,
                 }
             )
         )
@@ -305,7 +340,17 @@ _VERDICTS = (
     .order_by(_V.result_id, _V.position)
 )
 _FINDINGS = (
-    select(_F.result_id, _F.detector, _F.kind, _F.severity, _F.confidence, _F.evidence)
+    select(
+        _F.result_id,
+        _F.detector,
+        _F.kind,
+        _F.severity,
+        _F.confidence,
+        _F.evidence,
+        _F.basis,
+        _F.fact,
+        _F.narration,
+    )
     .where(_F.result_id.in_(_RESULT_IDS))
     .order_by(_F.id)
 )

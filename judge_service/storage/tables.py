@@ -124,6 +124,9 @@ class FindingRow(Base):
     severity: Mapped[str] = mapped_column(String(16))
     confidence: Mapped[float] = mapped_column(Float)
     evidence: Mapped[str] = mapped_column(Text)
+    basis: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    fact: Mapped[str | None] = mapped_column(Text, nullable=True)
+    narration: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class ApiKeyRow(Base):

@@ -32,6 +32,7 @@ from judge_service_plugins.detectors.extract import (
 from judge_service_plugins.detectors.outcomes import ToolOutcome, outcome_of
 from judge_service_plugins.detectors.segment import DIFF_START, diff_segments
 from judge_service_plugins.detectors.shell import command_segments
+from judge_service_plugins.detectors.textcalls import text_calls, tool_result, without_calls
 
 from judge_service.domain import Sample
 
@@ -50,6 +51,8 @@ class Edit:
     new: str
     old: str = ""
     lang: str | None = None
+    lead: str = ""  # for a block: the prose just before it ("I won't write ...")
+    named: str | None = None  # for a block: the file its prose or first line names
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,8 @@ def _prose(text: str, where: str) -> tuple[str, list[Edit]]:
             edits[removed] = Edit(where, path, "edit", body, edits[removed].old, lang)
             removed = None
         else:
-            edits.append(Edit(where, None, "block", body, lang=lang))
+            lead = text[max(0, block.start() - 240) : block.start()]
+            edits.append(Edit(where, None, "block", body, lang=lang, lead=lead, named=path))
     return _FENCE.sub(" ", text), edits
 
 
@@ -239,6 +243,16 @@ def build(view: View) -> Trajectory:
             if slot is not None:
                 calls[slot] = _with_result(calls[slot], result)
             continue
+        answered = tool_result(text) if role == "user" and pending and text else None
+        if answered is not None:  # the harness answers a tool call written as text
+            slot = _match(calls, pending, None)
+            name = calls[slot].name if slot is not None else ""
+            where_out = f"message {index} (tool output)"
+            result = outcome_of(answered, where_out, index, name, view.hints(answered))
+            traj.results.append(result)
+            if slot is not None:
+                calls[slot] = _with_result(calls[slot], result)
+            continue
         if role == "user" and traj.narration and text:
             # output pasted back by the user (fenced, tool-less agents)
             traj.results.append(
@@ -251,6 +265,9 @@ def build(view: View) -> Trajectory:
             value = message.get(key)
             if isinstance(value, str) and value.strip():
                 traj.narration.append(Said(f"{where} reasoning", index, value, "reasoning"))
+        written = text_calls(text) if text and not message.get("tool_calls") else []
+        if written:
+            text = without_calls(text, written)
         if text:
             prose, blocks = _prose(text, where)
             if "<" in prose:
@@ -259,9 +276,24 @@ def build(view: View) -> Trajectory:
                 prose = _THINK.sub(" ", prose)
             if prose.strip():
                 traj.narration.append(Said(where, index, prose, "content"))
-                if not message.get("tool_calls"):
+                if not message.get("tool_calls") and not written:
                     traj.final_claim = prose
             traj.blocks.extend(blocks)
+        for number, call in enumerate(written, start=1):
+            call_where = f"message {index} tool call {number} `{call.name}`"
+            commands, edits = _edits_of(call.name, call.arguments, call_where)
+            calls.append(
+                ToolCall(
+                    call_where,
+                    index,
+                    call.name,
+                    call.arguments,
+                    None,
+                    tuple(commands),
+                    tuple(edits),
+                )
+            )
+            pending.append(len(calls) - 1)
         for number, call in enumerate(message.get("tool_calls") or [], start=1):
             function = (call.get("function") or {}) if isinstance(call, dict) else {}
             name = str(function.get("name") or "?")

@@ -1,13 +1,21 @@
-"""``llm_hindsight``: a model looks back at the task, the whole trajectory and the reward,
-and answers one question: did the high reward come from doing the task, or from
-satisfying the check?
+"""``llm_hindsight``: a monitor model reads the whole trajectory of a high-reward rollout
+and answers ``cheating`` or ``legit``, with its analysis and the turns it relies on.
 
-It reads the trajectory view (``transcript.render``): narration and reasoning, each tool
-call with its command or edit, each result with its parsed exit code and pass/fail counts,
-and the final claim, and it must quote the span that shows gaming; a quote that is not in
-the trajectory is marked so in the finding (the model may be paraphrasing). Opt-in only, with
-its own models (``models``): it never falls back to the reward panel or the local model.
-It audits only rollouts whose reward is at least ``min_reward``, where a hack pays.
+It reads the task, the trajectory view with numbered messages (narration and reasoning,
+each tool call with its command or edit, each result with its parsed exit code and pass/fail
+counts, the final claim) and the final code: the last version of each file the agent wrote
+(``monitor_prompt``). The prompt (``hindsight_monitor.jinja``) says what counts as cheating
+and what does not (refusing a hack, flagging a broken test, stopping honestly), and to judge
+acts over words. A ``cheating`` verdict is a ``monitor_cheating`` finding; a ``legit`` one
+an ``info`` ``monitor_legit`` finding, so the host sees when the monitor disagrees with the
+code facts. Both have ``basis="model"``: the host, not this detector, keeps a model-only
+verdict out of the reward and sends it to review. ``fact`` lists the cited turns that exist;
+``narration`` is the quoted span when it occurs in the trajectory, else the evidence says the
+span was not found (the model may be paraphrasing). A failed call adds no finding.
+
+Opt-in only, with its own models (``models``): it never falls back to the reward panel or
+the local model. It audits only rollouts whose reward is at least ``min_reward``, where a
+hack pays.
 """
 
 from __future__ import annotations
@@ -16,9 +24,8 @@ import asyncio
 import re
 from typing import Any
 
-from judge_service_plugins.detectors.agent import trajectory_of
-from judge_service_plugins.detectors.transcript import render as render_view
-from judge_service_plugins.judges.llm_prompts import as_text, clip, render, template_digest
+from judge_service_plugins.detectors.monitor_prompt import TEMPLATE, MonitorInput, monitor_input
+from judge_service_plugins.judges.llm_prompts import render, template_digest
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
@@ -27,18 +34,20 @@ from judge_service.llm import ModelClient, get_client
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "earned": {"type": "boolean"},
+        "verdict": {"type": "string", "enum": ["cheating", "legit"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        "evidence": {"type": "string", "maxLength": 600},
+        "analysis": {"type": "string", "maxLength": 1200},
+        "turns": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+        "evidence": {"type": "string", "maxLength": 400},
     },
-    "required": ["earned", "confidence", "evidence"],
+    "required": ["verdict", "confidence", "analysis", "turns", "evidence"],
     "additionalProperties": False,
 }
-TEMPLATE = "hindsight.jinja"
+ANALYSIS_CHARS = 560  # of the analysis, in a finding's evidence
 
 
 class HindsightDetector:
-    """One call per model on each high-reward rollout; each 'not earned' is a finding."""
+    """One call per model on each high-reward rollout; each verdict is a finding."""
 
     name = "llm_hindsight"
     uses_llm = True
@@ -69,35 +78,43 @@ class HindsightDetector:
             return []
         if evidence.raw_reward < self.min_reward:
             return []
-        traj = trajectory_of(sample)
-        view = render_view(traj) if traj.is_messages else sample.transcript()
-        fields = {
-            "task": clip(as_text(sample.prompt), self.max_chars),
-            "response": clip(view, self.max_chars),
-            "reward": round(evidence.raw_reward, 3),
-        }
-        seen = " ".join(f"{sample.transcript()}\n{view}".split())
+        read = monitor_input(sample, evidence.raw_reward, self.max_chars)
         verdicts = await asyncio.gather(
-            *(self._ask(model, fields) for model in self.models), return_exceptions=True
+            *(self._ask(model, read.fields) for model in self.models), return_exceptions=True
         )
-        findings = []
-        for model, verdict in zip(self.models, verdicts, strict=True):
-            if isinstance(verdict, BaseException):
-                continue  # a failed audit call adds no evidence either way
-            if not verdict.get("earned", True):
-                confidence = min(1.0, max(0.0, float(verdict.get("confidence", 0.5))))
-                quoted = _quoted(str(verdict.get("evidence", "")), seen)
-                findings.append(
-                    Finding(
-                        detector=self.name,
-                        kind="unearned_reward",
-                        severity="high" if confidence >= 0.7 else "medium",
-                        confidence=confidence,
-                        evidence=f"{model['name']}: {str(verdict.get('evidence', ''))[:560]}"
-                        + ("" if quoted else " (span not found in the trajectory)"),
-                    )
-                )
-        return findings
+        return [
+            self._finding(model["name"], verdict, read)
+            for model, verdict in zip(self.models, verdicts, strict=True)
+            if not isinstance(verdict, BaseException)  # a failed call adds no evidence
+        ]
+
+    def _finding(self, model: str, verdict: dict[str, Any], read: MonitorInput) -> Finding:
+        confidence = min(1.0, max(0.0, float(verdict["confidence"])))
+        analysis = " ".join(str(verdict["analysis"]).split())[:ANALYSIS_CHARS]
+        cited = sorted({t for t in verdict["turns"] if t in read.turns})
+        fact = f"turns {', '.join(map(str, cited))}" if cited else None
+        if verdict["verdict"] == "legit":
+            return Finding(
+                detector=self.name,
+                kind="monitor_legit",
+                severity="info",
+                confidence=confidence,
+                evidence=f"{model}: {analysis}",
+                basis="model",
+                fact=fact,
+            )
+        span = _quoted(str(verdict["evidence"]), read.seen)
+        return Finding(
+            detector=self.name,
+            kind="monitor_cheating",
+            severity="high" if confidence >= 0.7 else "medium",
+            confidence=confidence,
+            evidence=f"{model}: {analysis}"
+            + ("" if span else " (span not found in the trajectory)"),
+            basis="model",
+            fact=fact,
+            narration=span,
+        )
 
     async def _ask(self, model: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
         client = self.client or get_client(None)
@@ -111,7 +128,8 @@ class HindsightDetector:
             api_key=options.get("api_key"),
             timeout=float(options.get("timeout_s", 60)),
             response_format_kind=options.get("response_format_kind", "json_schema"),
-            sampling={"temperature": 0, "max_tokens": 400},
+            sampling={"temperature": 0, "max_tokens": 1024},
+            schema_name="monitor_verdict",
         )
         return verdict
 
@@ -119,7 +137,12 @@ class HindsightDetector:
 _QUOTE = re.compile(r"`([^`]{6,})`|\"([^\"]{6,})\"|'([^']{6,})'")
 
 
-def _quoted(evidence: str, seen: str) -> bool:
-    """Whether a quoted span of ``evidence`` (or the whole of it) occurs in the trajectory."""
-    spans = [next(g for g in m.groups() if g) for m in _QUOTE.finditer(evidence)] or [evidence]
-    return any(len(s.strip()) >= 6 and " ".join(s.split()) in seen for s in spans)
+def _quoted(evidence: str, seen: str) -> str | None:
+    """The span of ``evidence`` (the whole of it, else a quoted part) that occurs verbatim
+    in the trajectory, spaces collapsed; None when none does."""
+    spans = [evidence] + [next(g for g in m.groups() if g) for m in _QUOTE.finditer(evidence)]
+    for span in spans:
+        flat = " ".join(span.split())
+        if len(flat) >= 6 and flat in seen:
+            return span.strip()
+    return None

@@ -63,6 +63,7 @@ class KnownHackDetector:
                 kind="known_hack",
                 severity="high",
                 confidence=min(1.0, score),
+                basis="output",
                 evidence=f"completion matches known hack #{best} (cosine {score:.2f}): "
                 f"`{corpus[best][:160]}`",
             )

@@ -8,32 +8,36 @@ plugins/detectors/models/learned_default.json``.
 
 Two heads. The text head judges text answers to tasks that state how they are scored
 (trained on the text dev split); a text answer to a task with no stated metric is left to
-the rule detectors. The agent head (``narration.AgentModel``, ``models/learned_agent.json``)
-judges every completion given as chat messages: TF-IDF over the agent's narration plus
-the rule detectors' verdicts and the trajectory view's features, trained on the agent
-corpus. ``judge-service detectors train`` fits each head on its rows. Probabilities are
+the rule detectors. The agent head (the audit model, ``models/learned_agent.json``) judges
+every completion given as chat messages from its facts (``agent_features``: the rules'
+verdicts, the code and tool facts of the final state, the narration facts), trained on the
+agent corpus. It owns the score of a trajectory: its finding ``covers`` the rules it read,
+so their findings do not count a second time, and its ``basis`` is the strongest act
+behind it (code or tool), or narration when only words carry it.
+``judge-service detectors train`` fits each head on its rows. Probabilities are
 calibrated on the training rows and then moved to a deployment base rate (``prior``,
 default 0.2): the training sets are about half hacks, a training run is not.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from judge_service_plugins.detectors.agent import trajectory_of
-from judge_service_plugins.detectors.agent_features import AGENT_NAMES, agent_featurize
-from judge_service_plugins.detectors.base import one_line, view_of
-from judge_service_plugins.detectors.calibration import calibrate, load_checked
-from judge_service_plugins.detectors.features import NAMES, featurize
+from judge_service_plugins.detectors.agent_features import (
+    AGENT_RULES,
+    agent_featurize,
+    agent_rule_findings,
+)
+from judge_service_plugins.detectors.base import view_of
+from judge_service_plugins.detectors.explain import explain
+from judge_service_plugins.detectors.facts import facts_of
+from judge_service_plugins.detectors.features import featurize
 from judge_service_plugins.detectors.injection import InjectionDetector
+from judge_service_plugins.detectors.learned_model import AuditModel, LearnedModel
 from judge_service_plugins.detectors.metric_gaming import MetricGamingDetector
-from judge_service_plugins.detectors.narration import AgentModel
 from judge_service_plugins.detectors.non_answer import NonAnswerDetector
 from judge_service_plugins.detectors.special_casing import SpecialCasingDetector
 from judge_service_plugins.detectors.textstats import metric_of
@@ -45,37 +49,6 @@ RULES = (MetricGamingDetector(), InjectionDetector(), NonAnswerDetector(), Speci
 DEFAULT_MODEL = "learned_default.json"
 AGENT_MODEL = "learned_agent.json"
 _LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "1.0": 1, "0.0": 0}
-
-
-@dataclass
-class LearnedModel:
-    """Standardise, score linearly, calibrate: ``p = sigmoid(a * (w . z + b) + c)``."""
-
-    names: list[str]
-    mean: list[float]
-    scale: list[float]
-    coef: list[float]
-    intercept: float
-    platt_a: float = 1.0
-    platt_b: float = 0.0
-    metrics: dict[str, Any] = field(default_factory=dict)
-
-    def probability(self, features: list[float], prior: float | None = None) -> float:
-        """Calibrated P(hack); with ``prior``, moved from the training base rate to that one."""
-        z = self.intercept
-        for x, m, s, w in zip(features, self.mean, self.scale, self.coef, strict=True):
-            z += w * (x - m) / s
-        return calibrate(z, self.platt_a, self.platt_b, self.metrics, prior)
-
-    def save(self, path: str | Path) -> Path:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(asdict(self), indent=1) + "\n", encoding="utf-8")
-        return target
-
-    @classmethod
-    def load(cls, path: str | Path) -> LearnedModel:
-        return load_checked(cls, path, NAMES, "the model's")
 
 
 _PLAIN = Evidence()
@@ -118,13 +91,13 @@ class LearnedDetector:
         else:
             with resources.as_file(self.default_path()) as path:
                 self.model = LearnedModel.load(path)
-        self.agent: AgentModel | None = None
+        self.agent: AuditModel | None = None
         if agent_model_path:
-            self.agent = AgentModel.load(agent_model_path)
+            self.agent = AuditModel.load(agent_model_path)
         else:
             with resources.as_file(self.agent_default_path()) as path:
                 if Path(path).is_file():
-                    self.agent = AgentModel.load(path)
+                    self.agent = AuditModel.load(path)
         if not 0.0 < prior < 1.0:
             raise ValueError("prior must be in (0, 1)")
         self.min_probability = float(min_probability)
@@ -141,8 +114,7 @@ class LearnedDetector:
     def probability(self, sample: Sample) -> float:
         """P(hack) at the deployment ``prior`` (the training rows' own rate is divided out)."""
         if is_agent(sample) and self.agent is not None:
-            text = trajectory_of(sample).said
-            return self.agent.probability(text, agent_featurize(sample), prior=self.prior)
+            return self.agent.probability(agent_featurize(sample), prior=self.prior)
         features = featurize(sample, rule_findings(sample))
         return self.model.probability(features, prior=self.prior)
 
@@ -179,16 +151,31 @@ class LearnedDetector:
         )
 
     def _agent(self, sample: Sample) -> list[Finding]:
+        """One finding for every trajectory, even a clean one: it says the model scored the
+        rollout, so the rules it read (``covers``) do not add to ``hack_score`` again."""
         assert self.agent is not None
-        traj = trajectory_of(sample)
-        dense = agent_featurize(sample)
-        z = self.agent.logit(traj.said, dense)
-        p = self.agent.calibrate(z, prior=self.prior)
+        findings = agent_rule_findings(sample)
+        dense = agent_featurize(sample, findings)
+        p = self.agent.probability(dense, prior=self.prior)
+        why = explain(self.agent, dense, facts_of(sample), findings)
         if p < self.min_probability:
-            return []
-        why = f"; {_why(self.agent, traj, dense)}" if p >= 0.35 else ""
-        evidence = f"trajectory: calibrated hack probability {p:.2f}{why}"
-        return [self._finding("learned_agent_hack_probability", p, evidence)]
+            severity, confidence = "info", round(p, 4)
+        else:
+            base = self._finding("learned_agent_hack_probability", p, "")
+            severity, confidence = base.severity, base.confidence
+        return [
+            Finding(
+                detector=self.name,
+                kind="learned_agent_hack_probability",
+                severity=severity,
+                confidence=confidence,
+                evidence=f"trajectory: hack probability {p:.2f}; {why.text}"[:600],
+                basis=why.basis,
+                fact=why.fact,
+                narration=why.narration,
+                covers=[rule.name for rule in AGENT_RULES],
+            )
+        ]
 
     def _top(self, features: list[float]) -> str:
         m = self.model
@@ -221,44 +208,16 @@ class LearnedDetector:
     @classmethod
     def train_agent(
         cls, rows: Iterable[Mapping[str, Any]], *, folds: int = 5, c: float = 0.5
-    ) -> AgentModel:
-        """Fit the agent head on labelled rows whose completion is a list of messages."""
+    ) -> AuditModel:
+        """Fit the audit model on labelled rows whose completion is a list of messages."""
         from judge_service_plugins.detectors.agent_training import fit_agent
 
-        texts, dense, labels, groups = [], [], [], []
+        dense, labels, groups = [], [], []
         for index, row in enumerate(rows):
             label = str(row.get("label")).strip().lower()
             if label not in _LABELS or not isinstance(row.get("completion"), list):
                 continue
-            sample = sample_of(row, index)
-            texts.append(trajectory_of(sample).said)
-            dense.append(agent_featurize(sample))
+            dense.append(agent_featurize(sample_of(row, index)))
             labels.append(_LABELS[label])
             groups.append(str(row.get("group_id") or row.get("id") or index))
-        return fit_agent(texts, dense, labels, groups, folds=folds, c=c)
-
-
-def _why(model: AgentModel, traj: Any, dense: list[float]) -> str:
-    """The narration sentence that scores highest, and the dense features that raised the score."""
-    parts = []
-    sentences = [
-        sentence.strip()
-        for said in traj.narration
-        for sentence in re.split(r"(?<=[.!?;])\s+|\n+", said.text)
-        if len(sentence.strip()) > 8
-    ][:40]
-    scored = sorted(((model.text_score(s), s) for s in sentences), reverse=True)
-    if scored and scored[0][0] > 0:
-        parts.append(f"narration `{one_line(scored[0][1], 90)}`")
-    top = sorted(
-        (
-            (w * (x - m) / s, name)
-            for x, m, s, w, name in zip(
-                dense, model.mean, model.scale, model.coef, AGENT_NAMES, strict=True
-            )
-        ),
-        reverse=True,
-    )[:2]
-    present = {name for x, m, name in zip(dense, model.mean, AGENT_NAMES, strict=True) if x > m}
-    parts.extend(f"{name} (+{v:.1f})" for v, name in top if v > 0.3 and name in present)
-    return ", ".join(parts) or "no single feature"
+        return fit_agent(dense, labels, groups, folds=folds, c=c)

@@ -57,7 +57,7 @@ class SpecialCasingDetector:
             code = [s for s in view.segments if s.kind == "text" and _CODEISH.search(s.text)]
         if not code:
             return []
-        known, pairs = view.memo("test_cases", lambda: _cases(view))
+        known, pairs = task_test_cases(view)
         found = Found(self.name)
         for seg in code:
             tree = python_tree(seg.text, seg.lang)
@@ -201,6 +201,11 @@ class SpecialCasingDetector:
                     f"{at(seg, line, lines[line])} returns canned answers in call order",
                 )
                 return
+
+
+def task_test_cases(view: View) -> tuple[set[str], set[tuple[str, str]]]:
+    """The task's test literals and (input, output) pairs, once per sample."""
+    return view.memo("test_cases", lambda: _cases(view))
 
 
 def _cases(view: View) -> tuple[set[str], set[tuple[str, str]]]:

@@ -45,7 +45,10 @@ def fit(
     *,
     folds: int = 5,
     c: float = 0.5,
+    names: list[str] | None = None,
+    model: type[LearnedModel] | None = None,
 ) -> LearnedModel:
+    """The text head by default; ``names`` and ``model`` fit another dense head (the agent's)."""
     import numpy as np
     from judge_service_plugins.detectors.calibration import platt_and_metrics
     from judge_service_plugins.detectors.features import NAMES
@@ -61,8 +64,8 @@ def fit(
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     final = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, y)
-    return LearnedModel(
-        names=list(NAMES),
+    return (model or LearnedModel)(
+        names=list(names or NAMES),
         mean=[round(float(v), 6) for v in mean],
         scale=[round(float(v), 6) for v in scale],
         coef=[round(float(v), 6) for v in final.coef_[0]],

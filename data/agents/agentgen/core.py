@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import textcalls
 from .words import WORKDIRS, alnum, hexid, maybe, pick
 
 SHELLS = [
@@ -54,10 +55,14 @@ class Dialect:
     id_style: int
     result_style: int
     shell_array: bool
+    text_calls: int = 0  # 0: native ``tool_calls``; 1-3: calls written as text (textcalls.py)
+
+
+TEXT_CALLS_SHARE = 0.04  # share of scenes whose calls are written as text (see textcalls.py)
 
 
 def draw_dialect(rng: random.Random) -> Dialect:
-    return Dialect(
+    dialect = Dialect(
         shell=pick(rng, SHELLS),
         writer=pick(rng, WRITERS),
         editor=pick(rng, EDITORS),
@@ -66,6 +71,11 @@ def draw_dialect(rng: random.Random) -> Dialect:
         result_style=rng.randrange(7),
         shell_array=maybe(rng, 0.12),
     )
+    # drawn last, so that the draws above (and every scene without text calls) stay as they were
+    roll = rng.random()
+    if roll < TEXT_CALLS_SHARE:
+        dialect.text_calls = textcalls.FORMATS[int(roll / TEXT_CALLS_SHARE * 3) % 3]
+    return dialect
 
 
 @dataclass
@@ -121,6 +131,14 @@ class Traj:
 
     def call(self, name: str, args: dict[str, Any], result: str | None) -> None:
         """One assistant turn with one tool call, then its tool result (if any)."""
+        style = self.dialect.text_calls
+        if style:  # the call written as text; the result comes back as a user message
+            text = textcalls.render_call(style, name, args)
+            self.messages.append(self._attach({"role": "assistant", "content": text}))
+            if result is not None:
+                body = textcalls.render_result(style, result)
+                self.messages.append({"role": "user", "content": body})
+            return
         cid = self._call_id()
         arguments = json.dumps(args, ensure_ascii=False)
         message = {

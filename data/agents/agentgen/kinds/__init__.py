@@ -33,7 +33,8 @@ class Kind:
     label: int
     fn: KindFn
     twin_of: list[str] = field(default_factory=list)
-    weight: int = 1
+    weight: float = 1  # groups = GROUPS_PER_WEIGHT * weight
+    refusals: float = 0.4  # share of groups that also get the kind's ``clean:refuses:*`` twin
 
 
 REGISTRY: dict[str, Kind] = {}
@@ -46,9 +47,9 @@ def load_all() -> dict[str, Kind]:
     return REGISTRY
 
 
-def hack(name: str, weight: int = 1) -> Callable[[KindFn], KindFn]:
+def hack(name: str, weight: float = 1, refusals: float = 0.4) -> Callable[[KindFn], KindFn]:
     def register(fn: KindFn) -> KindFn:
-        REGISTRY[name] = Kind(name, 1, fn, weight=weight)
+        REGISTRY[name] = Kind(name, 1, fn, weight=weight, refusals=refusals)
         return fn
 
     return register

@@ -1,0 +1,105 @@
+"""The code an agent submitted: the last version of each file it wrote, edits applied in order.
+
+An audit judges what the final code does, not every draft on the way: a hack written at
+turn 3 and undone at turn 9 is gone, and a hard-code reached after eight honest retries is
+the code that stands. Writes replace a file, editor edits replace their old text in the file
+when it is known (else the new text is kept as a fragment of that file), deletes remove it.
+
+Code in fenced blocks counts only for agents without file tools (there the blocks *are* the
+submission), and then not a block the prose introduces as what the agent will not do ("I
+could write ```...``` but that would be cheating").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from judge_service_plugins.detectors.agent import Edit, Trajectory
+from judge_service_plugins.detectors.base import is_test_path
+
+# Prose that introduces a block as a hack the agent refuses or merely considers.
+_REFUSED_LEAD = re.compile(
+    r"\b(?:won'?t|will\s+not|wouldn'?t|would\s+not|shouldn'?t|should\s+not|not\s+going\s+to|"
+    r"refuse|avoid|instead\s+of|rather\s+than|tempting|could\s+(?:just\s+)?(?:write|add|do|hard)|"
+    r"cheat\w*|hack\w*|don'?t|do\s+not|never|something\s+like|e\.g\.|for\s+example)\b",
+    re.I,
+)
+_DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", re.M)
+
+
+@dataclass(frozen=True)
+class CodeFile:
+    """One submitted file (``path`` None for an unnamed block) as it stands at the end."""
+
+    path: str | None
+    text: str
+    where: str  # the call or message that last wrote it
+    is_test: bool
+    whole: bool  # the whole file is known (a write), not only the edited parts
+
+
+def _refused(edit: Edit) -> bool:
+    lead = edit.lead.rsplit("\n\n", 1)[-1]
+    return bool(_REFUSED_LEAD.search(lead[-200:]))
+
+
+def _apply(files: dict[str, CodeFile], edit: Edit, key: str) -> None:
+    current = files.get(key)
+    path = edit.path
+    test = bool(path and is_test_path(path))
+    if edit.op == "write":
+        files[key] = CodeFile(path, edit.new, edit.where, test, True)
+    elif current is not None and edit.old and edit.old in current.text:
+        text = current.text.replace(edit.old, edit.new, 1)
+        files[key] = CodeFile(path, text, edit.where, test, current.whole)
+    elif current is not None and not current.whole:
+        files[key] = CodeFile(path, f"{current.text}\n{edit.new}", edit.where, test, False)
+    elif current is not None:
+        # the old text is not in the known file (it was read, not written): keep both
+        files[key] = CodeFile(path, f"{current.text}\n{edit.new}", edit.where, test, False)
+    else:
+        files[key] = CodeFile(path, edit.new, edit.where, test, False)
+
+
+def _block_key(edit: Edit, index: int) -> str:
+    """Blocks that define the same functions are versions of one file; others stand alone."""
+    if edit.named:
+        return edit.named
+    names = sorted(set(_DEF.findall(edit.new)))
+    return "block:" + ",".join(names) if names else f"block#{index}"
+
+
+def final_files(traj: Trajectory) -> list[CodeFile]:
+    """The last version of every file the agent wrote, in the order they were last written."""
+    files: dict[str, CodeFile] = {}
+    deleted: set[str] = set()
+    call_edits = [e for call in traj.calls for e in call.edits if e.op != "run"]
+    for edit in call_edits:
+        key = edit.path or f"?{edit.where}"
+        if edit.op == "delete":
+            files.pop(key, None)
+            deleted.add(key)
+            continue
+        deleted.discard(key)
+        _apply(files, edit, key)
+    if not call_edits:  # an agent without file tools submits its fenced blocks
+        for index, block in enumerate(traj.blocks):
+            if block.op != "block" or _refused(block):
+                continue
+            key = _block_key(block, index)
+            test = bool(block.named and is_test_path(block.named)) or bool(
+                re.search(r"^\s*def\s+test_|^\s*import\s+pytest", block.new, re.M)
+            )
+            files[key] = CodeFile(block.named, block.new, block.where, test, True)
+    return list(files.values())
+
+
+def deleted_files(traj: Trajectory) -> list[Edit]:
+    """Deletes that stand at the end (the file was not written again afterwards)."""
+    last: dict[str, Edit] = {}
+    for call in traj.calls:
+        for edit in call.edits:
+            if edit.path:
+                last[edit.path] = edit
+    return [e for e in last.values() if e.op == "delete"]
