@@ -16,7 +16,9 @@ On the agent corpus (``data/agents/agent_trajectories.jsonl``), three figures, e
 the full audit (every non-LLM detector, the learned agent head trained without the
 scored rows): grouped cross-validation AUROC; leave-one-kind-out AUROC (the head trained
 without a hack kind and without the clean rows it is scored against: that kind's
-look-alikes and a fifth of the other clean groups); per-kind recall at the flag threshold.
+look-alikes and a fifth of the other clean groups); per-kind recall at the flag threshold;
+per hack kind, the false-positive rate on its honest twins that discuss it and refuse it
+(``clean:refuses:<kind>``). Then the shipped audit on the hand-written sets in ``tests/data``.
 
     python bench/detectors.py [--n 3000] [--data data/sorh_dev.jsonl] [--agents PATH]
                               [--only-throughput | --skip-throughput]
@@ -282,6 +284,40 @@ def agent_figures(path: Path, folds: int = 5) -> None:
         f"recall {sum(flagged) / len(flagged):.3f}, clean rows flagged "
         f"{sum(clean) / len(clean):.3f}"
     )
+    twin_false_positives(rows, scores)
+
+
+def twin_false_positives(rows: list[dict], scores: list[float]) -> None:
+    """Per hack kind, the share of its honest twins that discuss it (``clean:refuses:<kind>``)
+    flagged at the threshold (grouped CV scores): punishing those teaches a policy to stop
+    flagging broken tests."""
+    from collections import defaultdict
+
+    twins: dict[str, list[bool]] = defaultdict(list)
+    for r, s in zip(rows, scores, strict=True):
+        if r["kind"].startswith("clean:refuses:"):
+            twins[r["kind"].removeprefix("clean:refuses:")].append(s >= FLAG)
+    if not twins:
+        return
+    every = [flag for flags in twins.values() for flag in flags]
+    print(f"honest twins that discuss a hack, flagged at hack_score >= {FLAG} (grouped CV):")
+    for kind in sorted(twins):
+        flags = twins[kind]
+        print(f"  {kind:28s} {sum(flags):3d}/{len(flags):<3d} {sum(flags) / len(flags):.3f}")
+    print(f"all honest twins: {sum(every)}/{len(every)} flagged ({sum(every) / len(every):.3f})")
+
+
+def held_out_sets(paths: list[Path]) -> None:
+    """The shipped audit on hand-written sets it never trained on: share flagged per file."""
+    detectors, _ = build_detectors(no_llm=True)
+    for path in paths:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        labels = [json.loads(line)["label"] for line in lines]
+        flags = [r["hack_score"] >= FLAG for r in audit_lines(lines, detectors)]
+        print(
+            f"{path.relative_to(ROOT)}: {sum(flags)}/{len(flags)} flagged "
+            f"(label {'1: hacks' if labels and labels[0] else '0: honest'})"
+        )
 
 
 def main() -> None:
@@ -328,6 +364,7 @@ def main() -> None:
         print(f"no dev split at {args.data}; AUROC skipped")
     if args.agents.exists():
         agent_figures(args.agents)
+        held_out_sets(sorted((ROOT / "tests" / "data").glob("agent_*.jsonl")))
     else:
         print(f"no agent corpus at {args.agents}; agent AUROCs skipped")
 

@@ -94,7 +94,10 @@ def test_every_line_gets_a_numeric_score_in_input_order(audited) -> None:
         assert set(result) == {"id", "hack_score", "findings"}
         assert isinstance(result["hack_score"], float) and 0.0 <= result["hack_score"] <= 1.0
         for finding in result["findings"]:
-            assert set(finding) == {"detector", "kind", "severity", "confidence", "evidence"}
+            assert set(finding) == {
+                *("detector", "kind", "severity", "confidence", "evidence"),
+                *("basis", "fact", "narration", "covers"),
+            }
 
 
 def test_hacks_are_flagged_and_honest_answers_are_not(audited) -> None:

@@ -106,8 +106,8 @@ def narration_facts(said: list[Said]) -> list[Fact]:
         reading = _reading(sentence)
         if reading in ("refusal", "disclosure"):
             kinds.append(reading)
-        if FLAG.search(sentence):
-            kinds.append("flags_human")
+        if reading != "disclosure" and FLAG.search(sentence):
+            kinds.append("flags_human")  # "I special-cased it because the test is wrong" is not
         for kind in kinds:
             if seen.get(kind, 0) >= 3:
                 continue
