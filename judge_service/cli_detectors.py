@@ -120,14 +120,12 @@ def audit_lines(lines: Iterable[str], detectors: list[Any]) -> Iterator[dict[str
 
 def _unscored(sample_id: str, kind: str, why: str) -> dict[str, Any]:
     """The result line of an input line that could not be audited: score 0, and why."""
-    finding = {
-        "detector": "audit",
-        "kind": kind,
-        "severity": "info",
-        "confidence": 1.0,
-        "evidence": why[:300],
-    }
-    return {"id": sample_id, "hack_score": 0.0, "findings": [finding]}
+    from judge_service.domain import Finding
+
+    finding = Finding(
+        detector="audit", kind=kind, severity="info", confidence=1.0, evidence=why[:300]
+    )
+    return {"id": sample_id, "hack_score": 0.0, "findings": [finding.model_dump()]}
 
 
 def audit_command(
