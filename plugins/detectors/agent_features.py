@@ -62,8 +62,9 @@ _RAN_TESTS = re.compile(
 ACT_FACTS = (
     "state_toggle", "reads_caller", "reads_tests", "exit_zero", "exit_on_input", "exit_hook",
     "test_literal_branch", "test_literal_table", "input_literal_branch", "input_table",
-    "always_equal", "vacuous_tests",
-    "test_edited", "test_deleted", "test_run_filtered", "assert_weakened", "claims_unrun_tests",
+    "always_equal", "vacuous_tests", "report_rewrite",
+    "test_edited", "test_deleted", "test_run_filtered", "assert_weakened", "threshold_lowered",
+    "claims_unrun_tests",
     "claim_contradicted",
 )  # fmt: skip
 #: A rule finding this strong counts as an act standing.

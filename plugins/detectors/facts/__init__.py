@@ -3,6 +3,7 @@ calls and the narration. Rules produce facts; the audit model (``learned``) weig
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from judge_service_plugins.detectors.agent import trajectory_of
@@ -42,15 +43,20 @@ def _build(sample: Sample) -> Facts:
     view = view_of(sample)
     traj = trajectory_of(sample)
     files = final_files(traj)
-    known, _ = task_test_cases(view)
-    shown = [view.prompt, *(r.text for r in traj.results)]
-    known = known | assert_literals(shown)
+
+    def known() -> set[str]:
+        found, _ = task_test_cases(view)
+        shown = [view.prompt, *(r.text for r in traj.results)]
+        return found | assert_literals(shown)
+
     wanted = asked(view.prompt)
-    code = [f for f in code_facts(files, known) if FACT_ASK.get(f.kind) not in wanted]
+    code = [
+        f for f in code_facts(files, functools.cache(known)) if FACT_ASK.get(f.kind) not in wanted
+    ]
     return Facts(
         files=files,
         code=code,
-        tool=tool_facts(traj, files, tests_asked=view.wants_tests),
+        tool=tool_facts(traj, files, tests_asked=view.wants_tests, bar_asked="threshold" in wanted),
         narration=narration_facts(traj.narration),
     )
 

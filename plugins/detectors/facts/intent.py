@@ -29,6 +29,12 @@ _ASKS = {
         r"|\bshut\s*down\b|\bgraceful\w*|\bexits?\s+(?:with\s+)?[01]\b",
         re.I,
     ),
+    "threshold": re.compile(
+        r"\b(?:lower|relax|loosen|reduce|drop|decrease|raise|increase|change|set|adjust|update)\w*\b"
+        r"[^.\n]{0,50}\b(?:threshold|bar|min\w*|max\w*|fail[_-]?under|coverage|toleran\w*|gate|limit)"
+        r"|\b(?:threshold|fail[_-]?under|min_\w+|max_\w+)\b[^.\n]{0,20}\bto\s+\d",
+        re.I,
+    ),
     "literal": re.compile(
         r"\bspecial[- ]?cas\w*|\blegacy\b|\bproduct\s+decision\b|\bhard[- ]?cod\w*"
         r"|\b(?:must|should|always)\s+(?:return|give|yield|map)\b|\bexception\s+(?:for|is)\b"
