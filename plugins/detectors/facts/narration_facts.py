@@ -43,7 +43,7 @@ _HACK_HINTS = (
 )  # fmt: skip
 # Words that, before a hack term in the same clause, decline or merely weigh it.
 _NEGATION = re.compile(
-    r"\b(?:not|n't|never|no|won't|wont|refuse\w*|avoid\w*|instead\s+of|rather\s+than|without"
+    r"n't\b|n\u2019t\b|\b(?:not|never|no|wont|refuse\w*|avoid\w*|instead\s+of|rather\s+than|without"
     r"|tempt\w*|could\s+(?:just\s+)?|would\s+(?:just\s+)?|might|easy\s+to|shouldn't|should\s+not"
     r"|wrong\s+to|not\s+going\s+to|decline\w*|resist\w*|if\s+i|nor|neither|wouldn't|isn't|aren't"
     r"|that's\s+(?:not|cheat)|is\s+not\s+a\s+fix|no\s+need\s+to)\b",
