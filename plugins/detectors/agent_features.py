@@ -155,4 +155,4 @@ def agent_featurize(sample: Sample, findings: list[Finding] | None = None) -> li
         float(declined and not act_kinds),
         float("disclosure" in kinds and bool(act_kinds)),
     ]
-    return [round(float(v), 6) for v in values]
+    return [float(v) for v in values]

@@ -34,7 +34,16 @@ def _strongest(findings: list[Finding], detector: str) -> Finding | None:
     return max(mine, key=lambda f: _SEVERITY[f.severity] * f.confidence, default=None)
 
 
-def explain(model: LearnedModel, dense: list[float], facts: Facts, findings: list[Finding]) -> Why:
+def explain(
+    model: LearnedModel,
+    dense: list[float],
+    facts: Facts,
+    findings: list[Finding],
+    *,
+    words: bool = True,
+) -> Why:
+    """``words=False`` finds only the basis and the fact (what the penalty gate needs), and
+    skips the text: most rollouts score far below any flag, and nobody reads theirs."""
     values = dict(zip(model.names, dense, strict=True))
     parts: list[str] = []
     basis: Basis | None = None
@@ -44,6 +53,8 @@ def explain(model: LearnedModel, dense: list[float], facts: Facts, findings: lis
             break
         if not values[name]:
             continue  # an absent feature that lowers the average: no evidence of its own
+        if not words and basis is not None:
+            break
         if name.startswith("fact_"):
             found = facts.first(name[5:])
             if found is None:
@@ -60,7 +71,7 @@ def explain(model: LearnedModel, dense: list[float], facts: Facts, findings: lis
                 basis, fact = finding.basis, one_line(finding.evidence, 120)
         else:
             parts.append(name)
-    narration = _narration(facts)
+    narration = _narration(facts) if words else None
     return Why(
         text="; ".join(parts) or "no fact stands out",
         basis=basis or "narration",

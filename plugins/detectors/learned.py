@@ -47,6 +47,8 @@ from judge_service.domain import Finding, Sample
 
 RULES = (MetricGamingDetector(), InjectionDetector(), NonAnswerDetector(), SpecialCasingDetector())
 DEFAULT_MODEL = "learned_default.json"
+#: From this probability on, a trajectory's finding says in words which facts raised it.
+WORDS_FROM = 0.1
 AGENT_MODEL = "learned_agent.json"
 _LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "1.0": 1, "0.0": 0}
 
@@ -157,7 +159,7 @@ class LearnedDetector:
         findings = agent_rule_findings(sample)
         dense = agent_featurize(sample, findings)
         p = self.agent.probability(dense, prior=self.prior)
-        why = explain(self.agent, dense, facts_of(sample), findings)
+        why = explain(self.agent, dense, facts_of(sample), findings, words=p >= WORDS_FROM)
         if p < self.min_probability:
             severity, confidence = "info", round(p, 4)
         else:
