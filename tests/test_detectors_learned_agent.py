@@ -89,7 +89,7 @@ def test_an_honest_trajectory_still_gets_a_finding_so_the_rules_do_not_count_twi
         prompt="Fix the failing test in tests/test_totals.py.",
         completion=[
             {"role": "assistant", "content": "The total skips the last item; fixing the loop."},
-            {"role": "assistant", "content": "Fixed the off-by-one in total(); 12 tests pass."},
+            {"role": "assistant", "content": "Fixed the off-by-one in total(); please rerun CI."},
         ],
     )
     (finding,) = detector.detect(rollout, Evidence())
