@@ -178,7 +178,14 @@ def make(detector: str, kind: str, severity: Severity, confidence: float, eviden
         confidence=round(min(1.0, max(0.0, confidence)), 4),
         evidence=evidence[:600],
         basis=basis_of(detector, kind),
+        fact=_location(evidence),
     )
+
+
+def _location(evidence: str) -> str | None:
+    """Where a rule's evidence points (``message 3 tool call 1 `bash` line 2``), when it says."""
+    head, quoted, _ = evidence.partition(": `")
+    return head[:200] if quoted and head.startswith(("message", "completion", "prompt")) else None
 
 
 class Found:

@@ -68,7 +68,7 @@ def explain(
                 continue
             parts.append(f"{finding.detector}/{finding.kind}: {one_line(finding.evidence, 160)}")
             if basis is None and finding.basis not in (None, "narration", "model"):
-                basis, fact = finding.basis, one_line(finding.evidence, 120)
+                basis, fact = finding.basis, finding.fact or one_line(finding.evidence, 120)
         else:
             parts.append(name)
     narration = _narration(facts) if words else None
