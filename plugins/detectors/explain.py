@@ -19,6 +19,7 @@ from judge_service_plugins.detectors.learned_model import LearnedModel
 from judge_service.domain import Basis, Finding
 
 _SEVERITY = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
+_BASES: dict[str, Basis] = {"code": "code", "tool": "tool", "output": "output"}
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def explain(
                 continue
             parts.append(f"{found.kind} at {found.describe()}")
             if basis is None:
-                basis, fact = ("code" if found.source == "code" else "tool"), found.where
+                basis, fact = _BASES.get(found.source, "tool"), found.where
         elif name.startswith("rule_"):
             finding = _strongest(findings, name[5:])
             if finding is None:

@@ -36,6 +36,7 @@ class Facts:
 
     @property
     def acts(self) -> list[Fact]:
+        """Code, tool and output facts: what the rollout did, not what it said."""
         return [*self.code, *self.tool]
 
 
