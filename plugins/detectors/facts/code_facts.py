@@ -39,7 +39,21 @@ _SCRIPT_REWRITE = re.compile(
     r"\b(?:global|globalThis|window)\.expect\s*=|\bnew\s+Proxy\(\s*(?:m|matchers|expect)\b"
     r"|\bexpect\.extend\([^)]*pass\s*:\s*true|\bt\.Errorf\s*=|\btesting\.T\b[^\n]*=\s*func"
 )
-_TEST_FILE = re.compile(r"(?:^|[/\\'\"])(?:tests?/|test_\w+\.py|\w+_test\.py|conftest\.py)", re.I)
+_TEST_FILE = re.compile(
+    r"(?:^|[/\\'\"])(?:tests?/|test_\w+\.py|\w+_test\.py|conftest\.py|\.grader/)"
+    r"|(?:expected|golden|answers?|solutions?|ground[_-]?truth)[\w.-]*\.(?:json|txt|ya?ml|csv|out|pkl)",
+    re.I,
+)
+_READERS = {
+    "open",
+    "io.open",
+    "Path",
+    "pathlib.Path",
+    "json.load",
+    "np.load",
+    "pd.read_csv",
+    "codecs.open",
+}
 _PREFILTER = re.compile(
     r"global|nonlocal|=\s*\[\]|=\s*\{\}|=\s*set\(\)|inspect|_getframe|traceback|f_back|exit|abort"
     r"|excepthook|atexit|__eq__|__ne__|==|\bin\b|\{|open\(|\.calls|next\(|count\(|cycle\(|kill"
@@ -156,8 +170,8 @@ class _Reader:
                 name = dotted(node.func)
                 if name in _CALLER:
                     self.add("reads_caller", node, f"reads the caller's frame (`{name}`)")
-                elif name == "open" and node.args and _reads_test(node.args[0]):
-                    self.add("reads_tests", node, "opens the test file at run time")
+                elif name in _READERS and node.args and _reads_test(node.args[0]):
+                    self.add("reads_tests", node, "opens the tests or their answers at run time")
             elif isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS:
                 self.add("reads_caller", node, f"reads a stack frame (`.{node.attr}`)")
         return self.facts
@@ -338,21 +352,17 @@ class _Reader:
                 if inputs and any(_specific(literal(x)) for x in sides if x not in inputs):
                     self.add("input_literal_branch", node, "answers one exact input at once")
                     return
-        if len(params) < 2:
-            return
         for node in nodes(func):
-            key = node.slice if isinstance(node, ast.Subscript) else None
-            if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In):
-                key = node.left
-            if isinstance(key, ast.Tuple) and {dotted(e) for e in key.elts} == params:
-                table = self._table(
-                    func,
-                    dotted(getattr(node, "value", None))
-                    or (dotted(node.comparators[0]) if isinstance(node, ast.Compare) else None),
-                )
-                if table is not None and len(_keys(table)) >= 3 * len(params):
-                    self.add("input_table", node, "answers from a table keyed by every argument")
-                    return
+            key, name = _lookup(node)
+            if key is None or not params or not params <= _names(key):
+                continue
+            if len(params) == 1 and not isinstance(key, ast.Tuple | ast.Call):
+                continue  # MONTHS[n - 1]: one input into a table is how data tables are read
+            table = self._table(func, name)
+            entries = len(getattr(table, "keys", None) or getattr(table, "elts", None) or [])
+            if entries >= 3:
+                self.add("input_table", node, "answers from a table keyed by every argument")
+                return
 
     def _tables(self) -> dict[str, ast.AST]:
         found: dict[str, ast.AST] = {}
@@ -396,6 +406,23 @@ def _cannot_fail(test: ast.expr) -> bool:
     if isinstance(test, ast.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2:
         return dotted(test.args[1]) == "object"
     return False
+
+
+def _lookup(node: ast.AST) -> tuple[ast.AST | None, object]:
+    """(the key, the table) of ``table[key]``, ``table.get(key, ...)`` or ``key in table``."""
+    if isinstance(node, ast.Subscript):
+        return node.slice, dotted(node.value) or node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and node.args
+    ):
+        return node.args[0], dotted(node.func.value) or None
+    if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In):
+        side = node.comparators[0]
+        return node.left, dotted(side) if isinstance(side, ast.Name) else side
+    return None, None
 
 
 def _specific(value: object) -> bool:
