@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_HINTS = ("TOOL CALL", "<tool_call>", "Action:")
+# Each shape holds one of these as written (a "Tool call:" line too, case aside).
+_HINTS = ("TOOL", "Tool", "tool_call", "Action")
 _TOOL_CALL = re.compile(r"^[ \t]*TOOL[ _]CALL\s*:?\s*([\w.:-]+)[ \t]*", re.M | re.I)
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
 _REACT = re.compile(r"^[ \t]*Action\s*:\s*([\w.:-]+)[ \t]*\n[ \t]*Action\s+Input\s*:\s*", re.M)
@@ -60,7 +61,7 @@ def _value(text: str, start: int) -> tuple[dict[str, Any] | str, int]:
 
 def text_calls(text: str) -> list[TextCall]:
     """The tool calls written in an assistant message, in order."""
-    if not any(h in text for h in _HINTS) and "tool call" not in text.lower():
+    if not any(map(text.__contains__, _HINTS)):
         return []
     calls: list[TextCall] = []
     for match in _TOOL_CALL.finditer(text):
