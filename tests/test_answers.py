@@ -42,6 +42,10 @@ def outcomes() -> list[Outcome]:
                     severity="high",
                     confidence=0.97,
                     evidence="- assert x == 1",
+                    basis="tool",
+                    fact="message 2 tool call 1 `edit_file`",
+                    narration="message 1: `I won't touch the test` (refusal, contradicts)",
+                    covers=["neutered_asserts"],
                 )
             ],
             usage=usage,

@@ -19,14 +19,23 @@ from pydantic import BaseModel
 from judge_service import wire
 from judge_service.domain import NO_USAGE, Outcome
 
-#: What an ``Outcome`` has beyond a ``wire.SampleResult``, and a ``Verdict`` beyond a
-#: ``wire.JudgeResult``.
+#: What an ``Outcome`` has beyond a ``wire.SampleResult``, a ``Verdict`` beyond a
+#: ``wire.JudgeResult``, and a ``Finding`` beyond a ``wire.FindingOut``.
 _NOT_ON_THE_WIRE: dict[str, Any] = {
     "usage": True,
     "judges": {"__all__": {"weight", "timed_out", "not_scorable", "components", "usage"}},
+    "findings": {"__all__": {"covers"}},  # how the score was summed, not what was found
 }
 _FULL = {"results": {"__all__": _NOT_ON_THE_WIRE}}
-_COMPACT = {"results": {"__all__": {"usage", *wire.COMPACT_RESULT_OMITS}}}
+_COMPACT = {
+    "results": {
+        "__all__": {
+            "usage": True,
+            "findings": {"__all__": {"covers"}},
+            **dict.fromkeys(wire.COMPACT_RESULT_OMITS, True),
+        }
+    }
+}
 
 
 class DoneAnswer(BaseModel):
