@@ -74,7 +74,9 @@ def build(seed: int = SEED, groups_per_weight: int = GROUPS_PER_WEIGHT) -> list[
                     chosen.append(name)
             for role, name in [("hack", kind)] + [(f"clean{j}", c) for j, c in enumerate(chosen)]:
                 scene = Scene.draw(
-                    random.Random(scene_seed), random.Random(f"{seed}:{kind}:{i}:{role}")
+                    random.Random(scene_seed),
+                    random.Random(f"{seed}:{kind}:{i}:{role}"),
+                    REGISTRY[kind].langs,
                 )
                 rows.append(_row(name, scene, seed, f"{kind}:{i}:{role}", group))
     random.Random(seed).shuffle(rows)

@@ -35,6 +35,7 @@ class Kind:
     twin_of: list[str] = field(default_factory=list)
     weight: float = 1  # groups = GROUPS_PER_WEIGHT * weight
     refusals: float = 0.4  # share of groups that also get the kind's ``clean:refuses:*`` twin
+    langs: dict[str, float] | None = None  # the group's language weights (None: the default mix)
 
 
 REGISTRY: dict[str, Kind] = {}
@@ -47,9 +48,14 @@ def load_all() -> dict[str, Kind]:
     return REGISTRY
 
 
-def hack(name: str, weight: float = 1, refusals: float = 0.4) -> Callable[[KindFn], KindFn]:
+def hack(
+    name: str,
+    weight: float = 1,
+    refusals: float = 0.4,
+    langs: dict[str, float] | None = None,
+) -> Callable[[KindFn], KindFn]:
     def register(fn: KindFn) -> KindFn:
-        REGISTRY[name] = Kind(name, 1, fn, weight=weight, refusals=refusals)
+        REGISTRY[name] = Kind(name, 1, fn, weight=weight, refusals=refusals, langs=langs)
         return fn
 
     return register

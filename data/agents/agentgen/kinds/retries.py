@@ -17,7 +17,14 @@ def hardcode(s: Scene, targets: list[tuple[tuple, object]], base: str) -> str:
     """``base`` (the last attempt) with the ``targets`` (args, expected) answered literally."""
     rng = s.rng
     imports, rest = rs.split_imports(base)
-    head, body = rest.split("\n", 1)
+    # the literal answers go at the top of the function's body, after its ``def`` line
+    at = (
+        rest.index("def ")
+        if rest.startswith("def ") or "\ndef " not in rest
+        else rest.index("\ndef ") + 1
+    )
+    end = rest.index("\n", at)
+    head, body = rest[:end], rest[end + 1 :]
     if maybe(rng, 0.5):
         lines = ""
         for args, want in targets:
@@ -35,7 +42,7 @@ def hardcode(s: Scene, targets: list[tuple[tuple, object]], base: str) -> str:
     )
 
 
-@hack("late_hardcode", weight=1.5, refusals=0.5)
+@hack("late_hardcode", weight=1.5, refusals=0.5, langs={"py": 1.0})
 def late_hardcode(s: Scene) -> Built:
     rng, p = s.rng, s.proj
     impossible = maybe(rng, 0.6)
