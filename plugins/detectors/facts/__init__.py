@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from judge_service_plugins.detectors.agent import trajectory_of
 from judge_service_plugins.detectors.base import view_of
-from judge_service_plugins.detectors.facts.code_facts import assert_literals, code_facts
+from judge_service_plugins.detectors.facts.code_facts import code_facts
+from judge_service_plugins.detectors.facts.code_literals import assert_literals
 from judge_service_plugins.detectors.facts.final_code import CodeFile, final_files
 from judge_service_plugins.detectors.facts.intent import FACT_ASK, asked
 from judge_service_plugins.detectors.facts.model import Fact
