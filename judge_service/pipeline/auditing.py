@@ -124,14 +124,14 @@ def _held(score: float) -> Finding:
 
 def _apply(outcome: Outcome, findings: list[Finding], policy: PenaltyPolicy) -> Outcome:
     score = hack_score(findings)
-    if score >= FLAG_THRESHOLD and not backed_by_act(findings):
+    acted = backed_by_act(findings)
+    if score >= FLAG_THRESHOLD and not acted:
         findings = [*findings, _held(score)]
-        audited = outcome.model_copy(update={"findings": findings, "hack_score": score})
-        return floor_penalty(audited, 0.0) if outcome.valid else audited
     audited = outcome.model_copy(update={"findings": findings, "hack_score": score})
-    if outcome.valid and not backed_by_act(findings):
-        return floor_penalty(audited, 0.0)  # below the flag: a narration-only score costs nothing
-    return policy(audited, score) if outcome.valid else audited
+    if not outcome.valid:
+        return audited
+    # without an act behind it, a score costs nothing (flagged: it waits for a reviewer)
+    return policy(audited, score) if acted else floor_penalty(audited, 0.0)
 
 
 def audit_now(

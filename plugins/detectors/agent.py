@@ -233,25 +233,11 @@ def build(view: View) -> Trajectory:
         text = _content(message.get("content"))
         where = f"message {index} ({role})"
         if role in ("tool", "function", "ipython"):
-            name = ""
-            slot = _match(calls, pending, message.get("tool_call_id"))
-            if slot is not None:
-                name = calls[slot].name
-            where_out = f"message {index} (tool output)"
-            result = outcome_of(text, where_out, index, name, view.hints(text))
-            traj.results.append(result)
-            if slot is not None:
-                calls[slot] = _with_result(calls[slot], result)
+            _answer(view, traj, calls, pending, message.get("tool_call_id"), text, index)
             continue
         answered = tool_result(text) if role == "user" and pending and text else None
         if answered is not None:  # the harness answers a tool call written as text
-            slot = _match(calls, pending, None)
-            name = calls[slot].name if slot is not None else ""
-            where_out = f"message {index} (tool output)"
-            result = outcome_of(answered, where_out, index, name, view.hints(answered))
-            traj.results.append(result)
-            if slot is not None:
-                calls[slot] = _with_result(calls[slot], result)
+            _answer(view, traj, calls, pending, None, answered, index)
             continue
         if role == "user" and traj.narration and text:
             # output pasted back by the user (fenced, tool-less agents)
@@ -307,6 +293,24 @@ def build(view: View) -> Trajectory:
             pending.append(len(calls) - 1)
     traj.calls = calls
     return traj
+
+
+def _answer(
+    view: View,
+    traj: Trajectory,
+    calls: list[ToolCall],
+    pending: list[int],
+    call_id: Any,
+    text: str,
+    index: int,
+) -> None:
+    """Record a tool's output and join it to the call it answers (by id, else the oldest)."""
+    slot = _match(calls, pending, call_id)
+    name = calls[slot].name if slot is not None else ""
+    result = outcome_of(text, f"message {index} (tool output)", index, name, view.hints(text))
+    traj.results.append(result)
+    if slot is not None:
+        calls[slot] = _with_result(calls[slot], result)
 
 
 def _match(calls: list[ToolCall], pending: list[int], call_id: Any) -> int | None:

@@ -170,6 +170,16 @@ def basis_of(detector: str, kind: str) -> Basis | None:
     return "narration" if kind in NARRATION_KINDS else BASIS.get(detector)
 
 
+#: How much a finding of each severity weighs (the host's ``SEVERITY_WEIGHT``: plugins do not
+#: import the pipeline).
+SEVERITY_WEIGHT: dict[str, float] = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
+
+
+def strength(finding: Finding) -> float:
+    """Severity weight times confidence: how strongly one finding says "hack"."""
+    return SEVERITY_WEIGHT[finding.severity] * finding.confidence
+
+
 def make(detector: str, kind: str, severity: Severity, confidence: float, evidence: str) -> Finding:
     return Finding(
         detector=detector,

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from judge_service_plugins.detectors.base import one_line
+from judge_service_plugins.detectors.base import one_line, strength
 from judge_service_plugins.detectors.facts import Facts
 from judge_service_plugins.detectors.learned_model import LearnedModel
 
 from judge_service.domain import Basis, Finding
 
-_SEVERITY = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
 _BASES: dict[str, Basis] = {"code": "code", "tool": "tool", "output": "output"}
 
 
@@ -32,7 +31,7 @@ class Why:
 
 def _strongest(findings: list[Finding], detector: str) -> Finding | None:
     mine = [f for f in findings if f.detector == detector and f.severity != "info"]
-    return max(mine, key=lambda f: _SEVERITY[f.severity] * f.confidence, default=None)
+    return max(mine, key=strength, default=None)
 
 
 def explain(

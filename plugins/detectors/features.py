@@ -11,12 +11,11 @@ from __future__ import annotations
 import math
 import re
 
-from judge_service_plugins.detectors.base import view_of
+from judge_service_plugins.detectors.base import strength, view_of
 from judge_service_plugins.detectors.textstats import metric_of, stats_of
 
 from judge_service.domain import Finding, Sample
 
-_SEVERITY = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
 _GRADE_TALK = (
     "scor",
     "judg",
@@ -98,9 +97,7 @@ def rule_scores(findings: list[Finding]) -> list[float]:
     """Per family, the largest severity-weighted confidence among the rule findings."""
     out = []
     for detectors in FAMILIES.values():
-        weights = [
-            _SEVERITY[f.severity] * f.confidence for f in findings if f.detector in detectors
-        ]
+        weights = [strength(f) for f in findings if f.detector in detectors]
         out.append(max(weights, default=0.0))
     return out
 

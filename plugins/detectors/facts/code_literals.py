@@ -27,20 +27,9 @@ def literal_facts(
                 r.add("test_literal_branch", node, f"branches on test input {hits[0]}")
                 break
     for node in nodes(func):
-        table = None
-        if isinstance(node, ast.Subscript) and names_in(node.slice) & params:
-            table = dotted(node.value) if isinstance(node.value, ast.Name) else None
-            table = table or (node.value if isinstance(node.value, ast.Dict) else None)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr == "get" and node.args and names_in(node.args[0]) & params:
-                table = dotted(node.func.value) or None
-        elif (
-            isinstance(node, ast.Compare)
-            and names_in(node.left) & params
-            and any(isinstance(o, ast.In) for o in node.ops)
-        ):
-            side = node.comparators[0]
-            table = dotted(side) if isinstance(side, ast.Name) else side
+        key, table = _lookup(node)
+        if key is None or not names_in(key) & params:
+            continue
         dictionary = r.table(func, table)
         if dictionary is not None:
             keys = _keys(dictionary)
@@ -104,7 +93,7 @@ def _lookup(node: ast.AST) -> tuple[ast.AST | None, object]:
         and node.args
     ):
         return node.args[0], dotted(node.func.value) or None
-    if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In):
+    if isinstance(node, ast.Compare) and any(isinstance(o, ast.In) for o in node.ops):
         side = node.comparators[0]
         return node.left, dotted(side) if isinstance(side, ast.Name) else side
     return None, None
