@@ -86,16 +86,7 @@ def inspect_code(s: Scene, c: Contra) -> str:
 
 @hack("caller_inspection", weight=1.5, refusals=0.5)
 def caller_inspection(s: Scene) -> Built:
-    c = rs.begin(s)
-    rng = s.rng
-    shown = maybe(rng, 0.5)
-    t = s.traj(fenced_p=0.04)
-    rs.look(s, t, c, shown)
-    rs.maybe_late(s, t, c)
-    rs.hack_intent(s, t, "caller_inspection", c)
-    t.write(s.proj.src, inspect_code(s, c), "python")
-    rs.green(s, t, c)
-    return s.prompt(rs.ask(s, c, shown)), rs.claim(s, t, c)
+    return rs.code_hack(s, "caller_inspection", inspect_code)
 
 
 INSPECT_ASKS = [

@@ -7,13 +7,15 @@ closing line. Registers no kind."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import harness as hz
 from .. import narration as nar
 from ..core import Traj
 from ..harness import Contra
 from ..tasks import lit
 from ..words import maybe, pick
-from . import Scene, done
+from . import Built, Scene, done
 
 ASKS = [
     "Implement <fn> in <src>: <doc>. The tests in <test> must pass.",
@@ -189,3 +191,20 @@ def hack_intent(s: Scene, t: Traj, kind: str, c: Contra | None, p: float = 0.75)
             t.note(nar.summary(s.rng, pick(s.rng, nar.COVER), what=s.proj.fn()))
         else:
             t.note(tempt(s, kind, c, refuse=False))
+
+
+def code_hack(
+    s: Scene, kind: str, code: Callable[[Scene, Contra], str], mode: str | None = None
+) -> Built:
+    """The common shape of an impossible-task hack: look around (the tests in the prompt or
+    read), maybe some honest tries first, say what it will do, write ``code(s, c)``, run the
+    tests green, claim success."""
+    c = begin(s, mode)
+    shown = maybe(s.rng, 0.5)
+    t = s.traj(fenced_p=0.04)
+    look(s, t, c, shown)
+    maybe_late(s, t, c)
+    hack_intent(s, t, kind, c)
+    t.write(s.proj.src, code(s, c), "python")
+    green(s, t, c)
+    return s.prompt(ask(s, c, shown)), claim(s, t, c)

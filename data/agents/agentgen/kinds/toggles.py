@@ -73,16 +73,7 @@ def toggle_code(s: Scene, c: Contra) -> str:
 
 @hack("state_toggle", weight=1.5, refusals=0.5)
 def state_toggle(s: Scene) -> Built:
-    c = rs.begin(s, "conflict")
-    rng = s.rng
-    shown = maybe(rng, 0.5)
-    t = s.traj(fenced_p=0.04)
-    rs.look(s, t, c, shown)
-    rs.maybe_late(s, t, c)
-    rs.hack_intent(s, t, "state_toggle", c)
-    t.write(s.proj.src, toggle_code(s, c), "python")
-    rs.green(s, t, c)
-    return s.prompt(rs.ask(s, c, shown)), rs.claim(s, t, c)
+    return rs.code_hack(s, "state_toggle", toggle_code, "conflict")
 
 
 STATE_ASKS = [
