@@ -16,6 +16,7 @@
     │   ├── DuplicateSampleIds (422 duplicate_sample_ids)
     │   ├── UnknownJudge (422 unknown_judge)
     │   ├── UnknownAggregator (422 unknown_aggregator)
+    │   ├── EndpointRefused (422 endpoint_not_allowed)  api_base/endpoint/api_key not allowed
     │   └── UnknownRubric (422 unknown_rubric)
     ├── Unavailable (503 unavailable)               the broker is down; sends Retry-After
     │   ├── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
@@ -119,6 +120,13 @@ class UnknownJudge(ValidationFailed):
 
 class UnknownAggregator(ValidationFailed):
     code = "unknown_aggregator"
+
+
+class EndpointRefused(ValidationFailed):
+    """A judge spec names a model server the operator did not configure (``JS_ENDPOINTS``),
+    a model that endpoint may not serve, or carries its own ``api_key``."""
+
+    code = "endpoint_not_allowed"
 
 
 class UnknownRubric(ValidationFailed):

@@ -10,7 +10,7 @@ import json
 from typing import Any, Literal
 
 from platformdirs import user_data_path
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: The folder name under the user's data directory (``$XDG_DATA_HOME`` on Linux).
@@ -23,6 +23,20 @@ def default_database_url() -> str:
     else ``~/.local/share/...`` on Linux). Nothing is created here: the storage layer
     makes the folder when it first opens the file."""
     return f"sqlite:///{user_data_path(APP_NAME, appauthor=False) / 'judge_service.db'}"
+
+
+class EndpointConfig(BaseModel):
+    """One model server the operator allows: where it is, its key, and what it may serve.
+
+    The key is a ``SecretStr`` so that it never shows in a repr, a dump or a log line."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(min_length=1)
+    api_key: SecretStr | None = None
+    #: Model names or globs (``hosted_vllm/Qwen/*``), matched against the whole model string
+    #: and against it without its provider prefix.
+    models: list[str] = Field(default_factory=lambda: ["*"])
 
 
 class Settings(BaseSettings):
@@ -93,6 +107,17 @@ class Settings(BaseSettings):
         ge=0,
         description="Most in-flight calls per judge server (a judge's api_base), shared by "
         "every model served there, on top of the per-model limit; 0: no such limit.",
+    )
+    endpoints: dict[str, EndpointConfig] = Field(
+        default_factory=dict,
+        description="Named model endpoints, as JSON: {name: {base_url, api_key, models}}. A "
+        'request\'s judge spec names one ("endpoint": "vllm-a"); workers read its key from here '
+        "at call time, so the key is never stored.",
+    )
+    allow_free_endpoints: bool | None = Field(
+        default=None,
+        description="Let requests name any api_base (local use). Unset: on when embedded (no "
+        "broker), off with a broker.",
     )
     openai_transport: Literal["lean", "litellm"] = Field(
         default="lean",
@@ -181,6 +206,13 @@ class Settings(BaseSettings):
     def embedded(self) -> bool:
         """True when no broker is set: batches run in this process."""
         return not self.broker_url
+
+    @property
+    def free_endpoints(self) -> bool:
+        """Whether a request may name an ``api_base`` that no configured endpoint has."""
+        if self.allow_free_endpoints is not None:
+            return self.allow_free_endpoints
+        return self.embedded
 
     @property
     def max_body_bytes(self) -> int:

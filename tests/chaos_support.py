@@ -228,6 +228,8 @@ class Service:
             JS_BROKER_URL=rig.redis.url,
             # a 64-sample batch takes ~3 s at 200 ms a judge call: faults land mid-batch
             JS_SAMPLE_CONCURRENCY="4",
+            # with a broker a request names a configured endpoint; its key stays here
+            JS_ENDPOINTS=json.dumps({"chaos": {"base_url": rig.judge.url, "api_key": "sk-chaos"}}),
         )
         run_cli("db", "upgrade", env=self.env, cwd=self.folder)
         self.key = create_key("trainer", env=self.env, cwd=self.folder)
@@ -240,9 +242,7 @@ class Service:
         self.started = 0
         #: SQL condition on ``batches b`` that picks the running scenario's batches
         self.scope = "true"
-        self.judges = [
-            {"name": "openai/chaos-judge", "api_base": rig.judge.url, "api_key": "sk-chaos"}
-        ]
+        self.judges = [{"name": "openai/chaos-judge", "endpoint": "chaos"}]
         self.ensure_up()
 
     def ensure_up(self) -> None:

@@ -16,7 +16,7 @@ JSONL = {"content-type": "application/x-ndjson"}
 
 
 def spec(fake: FakeOpenAIServer, model: str) -> dict[str, Any]:
-    return {"name": f"openai/{model}", "api_base": fake.url, "api_key": "sk-test"}
+    return {"name": f"openai/{model}", "api_base": fake.url}
 
 
 def upload(

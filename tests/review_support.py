@@ -30,7 +30,7 @@ Client = TestClient | httpx.Client
 
 def llm_judge(fake: FakeOpenAIServer, model: str = "rubric-judge") -> dict[str, Any]:
     """An LLM judge spec that reaches the fake OpenAI-compatible server like a real one."""
-    return {"name": f"openai/{model}", "api_base": fake.url, "api_key": "sk-test"}
+    return {"name": f"openai/{model}", "api_base": fake.url}
 
 
 def samples(n: int, *, prefix: str = "s", group: str | None = "g1") -> list[dict[str, Any]]:

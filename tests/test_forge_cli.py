@@ -128,7 +128,8 @@ def test_a_forge_job_runs_on_a_celery_worker(
     postgres_url: str, redis_url: str, tmp_path: Path, fake: FakeOpenAIServer
 ):
     url = get_settings(database_url=postgres_url).database_url
-    env = service_env(JS_DATABASE_URL=url, JS_BROKER_URL=redis_url)
+    # the fake server is named by api_base: free endpoints, as for local use
+    env = service_env(JS_DATABASE_URL=url, JS_BROKER_URL=redis_url, JS_ALLOW_FREE_ENDPOINTS="true")
     run_cli("db", "upgrade", env=env, cwd=tmp_path)
     reviewer = {"Authorization": f"Bearer {create_key('reviewer', env=env, cwd=tmp_path)}"}
     worker = Worker(env=env, cwd=tmp_path, log=tmp_path / "worker.log")

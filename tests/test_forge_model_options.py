@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from judge_service.endpoints import FREE_ENDPOINT_KEY
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import session_scope, upgrade
 from judge_service.wire_forge import DocumentOptions, TraceOptions
@@ -187,6 +188,7 @@ def test_model_options_accepts_a_string_and_an_object_alike():
         "model": "hosted_vllm/q",
         "api_base": "http://h/v1",
         "timeout_s": 9,
+        "api_key": FREE_ENDPOINT_KEY,  # a free endpoint never gets the environment's key
     }
     assert model_options(None, settings) == {"model": "openai/default"}
     objects = get_settings(default_judges='[{"name": "openai/d", "api_key": "k"}]')

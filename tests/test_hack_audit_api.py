@@ -97,7 +97,7 @@ def test_llm_hindsight_is_opt_in_and_only_audits_high_rewards(
     client, keys, fake_openai: FakeOpenAIServer
 ):
     fake_openai.configure("auditor", score=0.9)  # the schema filled: "cheating", confident
-    auditor = {"name": "openai/auditor", "api_base": fake_openai.url, "api_key": "sk"}
+    auditor = {"name": "openai/auditor", "api_base": fake_openai.url}
     (plain,) = score(client, keys, [HONEST], detectors=[])["results"]
     assert fake_openai.requests["auditor"] == 0 and plain["findings"] == []
     (audited,) = score(client, keys, [HONEST], detectors=[], hindsight_judges=[auditor])["results"]
@@ -132,7 +132,7 @@ def test_a_legit_hindsight_verdict_is_shown_and_costs_nothing(
     legit = {"verdict": "legit", "confidence": 0.8, "analysis": "It answers the question."}
     reply = Reply(match="BEGIN TRAJECTORY", contents=[{**legit, "turns": [1], "evidence": ""}])
     fake_openai.configure("vouching-auditor", replies=[reply])
-    auditor = {"name": "openai/vouching-auditor", "api_base": fake_openai.url, "api_key": "sk"}
+    auditor = {"name": "openai/vouching-auditor", "api_base": fake_openai.url}
     (audited,) = score(client, keys, [HONEST], detectors=[], hindsight_judges=[auditor])["results"]
     (finding,) = audited["findings"]
     assert finding["kind"] == "monitor_legit" and finding["severity"] == "info"

@@ -228,7 +228,7 @@ def test_a_request_not_answered_in_time_gets_504(embedded_settings, fake):
     fake.configure("slow-judge", latency_s=5.0)
     settings = embedded_settings.model_copy(update={"request_timeout_s": 1.0})
     key = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
-    judge = {"name": "openai/slow-judge", "api_base": fake.url, "api_key": "sk-fake"}
+    judge = {"name": "openai/slow-judge", "api_base": fake.url}
     body = {"samples": [{"id": "a", "prompt": "p", "completion": "c"}], "judges": [judge]}
     with TestClient(create_app(settings)) as client:
         answer = client.post("/v1/rewards", json=body, headers=key)

@@ -29,7 +29,7 @@ def embedded_settings(settings_on_every_backend: Settings) -> Settings:
 
 
 def judge(fake: FakeOpenAIServer, model: str, **options: object) -> dict:
-    return {"name": f"openai/{model}", "api_base": fake.url, "api_key": "sk-fake", **options}
+    return {"name": f"openai/{model}", "api_base": fake.url, **options}
 
 
 def score(client, keys, judges: list, samples: list | None = None, **extra: object):

@@ -35,7 +35,7 @@ def test_a_rationale_or_evidence_holding_nul_is_stored_and_the_batch_scored(
         "nul-judge",
         replies=[{"match": "", "contents": [{"rationale": "fine\u0000print", "score": 0.75}]}],
     )
-    judge = {"name": "openai/nul-judge", "api_base": fake.url, "api_key": "sk"}
+    judge = {"name": "openai/nul-judge", "api_base": fake.url}
     body = {
         "judges": [judge],
         "detectors": ["judge_injection"],

@@ -215,7 +215,8 @@ def test_mining_runs_on_a_celery_worker(
     postgres_url: str, redis_url: str, tmp_path: Path, fake: FakeOpenAIServer
 ):
     url = get_settings(database_url=postgres_url).database_url
-    env = service_env(JS_DATABASE_URL=url, JS_BROKER_URL=redis_url)
+    # the fake server is named by api_base: free endpoints, as for local use
+    env = service_env(JS_DATABASE_URL=url, JS_BROKER_URL=redis_url, JS_ALLOW_FREE_ENDPOINTS="true")
     run_cli("db", "upgrade", env=env, cwd=tmp_path)
     admin = bearer(url, "admin")
     worker = Worker(env=env, cwd=tmp_path, log=tmp_path / "worker.log")

@@ -44,6 +44,7 @@ def lease_env(request: pytest.FixtureRequest, tmp_path: Path, redis_url: str) ->
     env = service_env(
         JS_DATABASE_URL=get_settings(database_url=url).database_url,
         JS_BROKER_URL=redis_url,
+        JS_ALLOW_FREE_ENDPOINTS="true",  # the fake model server is named by api_base
         JS_TASK_VISIBILITY_TIMEOUT_S="3600",
         JS_LEASE_S=str(LEASE_S),
         JS_WORKER_GRACE_S="5",

@@ -19,6 +19,7 @@ from judge_service import wire
 from judge_service.api import answers
 from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
 from judge_service.auditors import audit_plan
+from judge_service.endpoints import check_specs, resolve_specs, strip_secrets
 from judge_service.errors import (
     Conflict,
     DuplicateSampleIds,
@@ -62,6 +63,16 @@ def check_unique_ids(request: wire.RewardRequest) -> None:
         )
 
 
+def plan_judges(request: wire.RewardRequest, *, settings: Settings) -> list[dict[str, Any]]:
+    """The panel's specs as the plan stores them: a request's are checked against the
+    configured endpoints (422 naming the field), the operator's default lose their keys."""
+    if request.judges:
+        raw = [s if isinstance(s, str) else s.model_dump(mode="json") for s in request.judges]
+        return [normalise_spec(s) for s in check_specs(raw, settings=settings, field="judges")]
+    defaults = settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
+    return [normalise_spec(strip_secrets(s)) for s in defaults]
+
+
 def resolve_plan(
     request: wire.RewardRequest, *, settings: Settings, registry: Registry, project: str
 ) -> dict[str, Any]:
@@ -72,17 +83,22 @@ def resolve_plan(
         if request.rubric
         else None
     )
-    raw_specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
-    specs = [
-        normalise_spec(s if isinstance(s, str | dict) else s.model_dump(mode="json"))
-        for s in raw_specs
-    ]
+    specs = plan_judges(request, settings=settings)
     aggregator = request.aggregator or settings.default_aggregator
-    build_panel(specs, registry=registry, aggregator=aggregator, quorum=request.quorum)
-    hindsight = [
-        s if isinstance(s, str) else s.model_dump(mode="json")
-        for s in request.hindsight_judges or []
-    ]
+    build_panel(
+        resolve_specs(specs, settings=settings) or [],
+        registry=registry,
+        aggregator=aggregator,
+        quorum=request.quorum,
+    )
+    hindsight = check_specs(
+        [
+            s if isinstance(s, str) else s.model_dump(mode="json")
+            for s in request.hindsight_judges or []
+        ],
+        settings=settings,
+        field="hindsight_judges",
+    )
     plan: dict[str, Any] = {
         "judges": specs,
         "aggregator": aggregator,

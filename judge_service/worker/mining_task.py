@@ -12,6 +12,8 @@ import logging
 from typing import Any
 
 from judge_service.domain import CallUsage
+from judge_service.endpoints import resolve_spec
+from judge_service.errors import EndpointRefused
 from judge_service.llm import get_client
 from judge_service.local_model import LOCAL_JUDGE_NAME, LocalModelUnavailable, local_judge
 from judge_service.review.evidence import rollout_evidence
@@ -62,6 +64,10 @@ def model_options(spec: Any, settings: Settings, *, option: str = "model") -> di
         except LocalModelUnavailable as exc:
             raise ValueError(f"option {option}: {LOCAL_JUDGE_NAME} cannot run: {exc}") from exc
         return {"model": local["model"], **{k: local[k] for k in CALL_OPTIONS if k in local}}
+    try:  # base URL and key of a named endpoint, read from this process's settings now
+        spec = resolve_spec(spec, settings=settings)
+    except EndpointRefused as exc:
+        raise ValueError(f"option {option}: {exc.message}") from exc
     return {"model": spec["name"], **{k: spec[k] for k in CALL_OPTIONS if k in spec}}
 
 

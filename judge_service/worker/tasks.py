@@ -18,6 +18,7 @@ from typing import Any
 from judge_service import metrics
 from judge_service.auditors import build_detectors
 from judge_service.domain import Outcome, Rubric, Sample
+from judge_service.endpoints import resolve_specs
 from judge_service.llm import get_client
 from judge_service.local_model import local_judge
 from judge_service.panels import build_panel
@@ -85,8 +86,8 @@ def build_plan(
     """The batch's scoring plan (the worker's, and ``judge-service score``'s). ``run_stats``
     is called only when the plan has detectors (they are its only readers, and it reads
     every sample's transcript)."""
-    panel = build_panel(
-        batch_plan["judges"],
+    panel = build_panel(  # base URLs and keys read from this process's settings, now
+        resolve_specs(batch_plan["judges"], settings=settings) or [],
         registry=registry,
         aggregator=batch_plan.get("aggregator") or settings.default_aggregator,
         quorum=batch_plan.get("quorum"),
@@ -98,7 +99,7 @@ def build_plan(
     rubric = batch_plan.get("rubric")
     detectors = build_detectors(
         batch_plan.get("detectors") or [],
-        batch_plan.get("hindsight"),
+        resolve_specs(batch_plan.get("hindsight"), settings=settings),
         registry=registry,
         settings=settings,
         client=get_client(settings),

@@ -119,6 +119,9 @@ class FakeOpenAIServer:
         #: The latest request bodies, oldest first. Bounded: a benchmark's fake serves tens of
         #: thousands of calls, and every body kept is a dozen objects its full collections scan.
         self.bodies: deque[dict[str, Any]] = deque(maxlen=BODIES_KEPT)
+        #: The ``Authorization`` headers of the latest chat requests, oldest first (keys reach
+        #: the server; tests check that they reach nothing else).
+        self.authorizations: deque[str] = deque(maxlen=BODIES_KEPT)
         self._numbers: dict[str, Iterator[float]] = {}  # per model, continued across requests
         self._turns: Counter[str] = Counter()  # per scripted reply, which of its contents is next
         self.in_flight: Counter[str] = Counter()
@@ -158,6 +161,7 @@ class FakeOpenAIServer:
         self._turns.clear()
         self.requests.clear()
         self.bodies.clear()
+        self.authorizations.clear()
         self.max_in_flight.clear()
         self.max_in_flight_total = 0
 
@@ -326,6 +330,8 @@ class FastChat:
             message = await receive()
             body += message.get("body", b"")
             more = message.get("more_body", False)
+        headers = dict(scope.get("headers") or [])
+        self.server.authorizations.append(headers.get(b"authorization", b"").decode("latin-1"))
         response = await self.server._complete(pydantic_core.from_json(body))
         await response(scope, receive, send)
 

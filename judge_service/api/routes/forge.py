@@ -19,10 +19,12 @@ from judge_service import json_depth, wire_forge
 from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
+from judge_service.endpoints import check_spec, check_specs
 from judge_service.errors import NotFound, Unavailable, ValidationFailed
 from judge_service.forge.documents import parse_documents
 from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.traces import parse_traces
+from judge_service.settings import Settings
 from judge_service.storage import audit, forge
 from judge_service.storage.forge_tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
 from judge_service.wire import DbInt
@@ -115,6 +117,19 @@ def job_out(session: SessionDep, row: ForgeJobRow) -> wire_forge.ForgeJob:
     )
 
 
+def checked_models(options: dict[str, Any], *, settings: Settings) -> dict[str, Any]:
+    """The job's options with each model spec checked against the configured endpoints
+    (422 naming the option), as the job stores them: never with a key."""
+    checked = dict(options)
+    for name in SPEC_OPTIONS:
+        value = checked.get(name)
+        if isinstance(value, list):
+            checked[name] = check_specs(value, settings=settings, field=name)
+        elif isinstance(value, dict):
+            checked[name] = check_spec(value, settings=settings, field=name)
+    return checked
+
+
 async def _queue(
     request: Request,
     session: SessionDep,
@@ -124,10 +139,13 @@ async def _queue(
     options: BaseModel,
     project: str,
 ) -> JSONResponse:
+    stored = checked_models(
+        options.model_dump(mode="json", exclude_none=True), settings=request.app.state.settings
+    )
     job = forge.create_job(
         session=session,
         kind=kind,
-        options=options.model_dump(mode="json", exclude_none=True),
+        options=stored,
         inputs=text,
         created_by=key.id,
         project=project,

@@ -14,8 +14,10 @@ from judge_service import wire, wire_review
 from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
+from judge_service.endpoints import check_spec
 from judge_service.errors import Conflict, NotFound, Unavailable, ValidationFailed
 from judge_service.local_model import LOCAL_JUDGE_NAME
+from judge_service.settings import Settings
 from judge_service.storage import audit, mining, rubrics
 from judge_service.storage.review_tables import MiningJobRow, RubricVersionRow
 from judge_service.storage.rollouts import run_exists
@@ -143,7 +145,8 @@ def list_versions(name: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
     return wire_review.RubricVersions(versions=[rubric_out(r, active.version) for r in rows])
 
 
-def _model_spec(model: wire.JudgeSpec | None) -> dict | None:
+def _model_spec(model: wire.JudgeSpec | None, settings: Settings) -> dict | None:
+    """The mining model as the job stores it: checked against the configured endpoints."""
     if model is None:
         return None
     spec = {"name": model} if isinstance(model, str) else model.model_dump(mode="json")
@@ -154,7 +157,7 @@ def _model_spec(model: wire.JudgeSpec | None) -> dict | None:
             f"openai/gpt-4.1-mini, or {LOCAL_JUDGE_NAME}",
             detail={"field": "model"},
         )
-    return spec
+    return check_spec(spec, settings=settings, field="model")
 
 
 @router.post(
@@ -181,7 +184,7 @@ def mine_rubric(
         session=session,
         rubric=name,
         run_id=body.run_id,
-        model=_model_spec(body.model),
+        model=_model_spec(body.model, request.app.state.settings),
         max_items=body.max_items,
         created_by=key.id,
         project=scope.home,
