@@ -17,10 +17,9 @@ one pooled POST, ~10x less CPU per call than litellm); every other provider, and
 from __future__ import annotations
 
 import asyncio
-import email.utils
+import functools
 import logging
 import os
-import random
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from judge_service.llm_cache import (
 )
 from judge_service.llm_openai import Endpoint, OpenAITransport, endpoint, price
 from judge_service.llm_output import ResponseFormatKind, parse_reply, response_format
+from judge_service.llm_retry import CallRetries, describe
 
 # Without this, importing litellm tries to download a price list and waits through retries.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -68,26 +68,14 @@ class InvalidReply(ModelCallError):
     """The reply was not JSON matching the schema, even after the re-ask."""
 
 
-def retry_after_s(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait (``retry-after``: seconds or an HTTP date), if any."""
-    for headers in (
-        getattr(getattr(exc, "response", None), "headers", None),
-        getattr(exc, "litellm_response_headers", None),
-        getattr(exc, "headers", None),
-    ):
-        value = headers.get("retry-after") if headers else None
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            parsed = email.utils.parsedate_tz(str(value))
-            if parsed is not None:
-                return max(0.0, email.utils.mktime_tz(parsed) - time.time())
-    return None
+def _timed_out(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError | litellm.Timeout)
 
 
 def _retryable(exc: BaseException) -> bool:
+    """A transient failure of one attempt; never ``ModelTimeout`` (the deadline is spent)."""
+    if isinstance(exc, ModelTimeout) or not isinstance(exc, Exception):
+        return False
     if isinstance(exc, litellm.APIConnectionError | ConnectionError | TimeoutError):
         return True
     return getattr(exc, "status_code", None) in _RETRY_STATUS
@@ -117,9 +105,10 @@ def _cost(response: Any) -> float:
 class ModelClient:
     """Calls models for every judge of a process. Build it with :meth:`from_settings`.
 
-    Retries are a small loop here rather than litellm's Router: a Router wants its deployments
-    declared up front and cools a whole deployment down on errors, while our judges arrive as
-    free-form specs per request and every wait has to fit inside the batch's deadline.
+    Retries are tenacity's (:mod:`judge_service.llm_retry`) rather than litellm's Router: a
+    Router wants its deployments declared up front and cools a whole deployment down on errors,
+    while our judges arrive as free-form specs per request and every wait has to fit inside
+    the batch's deadline.
     Concurrency limits are per model and per event loop (asyncio primitives are loop-bound);
     ``endpoint_concurrency`` adds one per judge server (``api_base``), shared by every model
     served there, since a vLLM or llama.cpp server's slots are what its models share.
@@ -252,49 +241,57 @@ class ModelClient:
     ) -> tuple[str | None, CallUsage]:
         """One completion (its text and usage), retried on transient failures within
         ``deadline``; through the lean transport when ``lean`` says where, else litellm."""
-        timeouts = 0
-        for attempt in range(self.max_retries + 1):
-            try:
-                await _acquire(limits, deadline, model, usage)
-                try:
-                    left = _left(timeout, deadline, model, usage)
-                    async with asyncio.timeout(left):
-                        if lean is not None:
-                            reply = await self._lean.complete(lean, request, messages)
-                            answer = reply.text, _lean_usage(model, reply, free)
-                        else:
-                            response = await litellm.acompletion(
-                                messages=messages,
-                                timeout=left,
-                                num_retries=0,
-                                max_retries=0,
-                                **request,
-                            )
-                            answer = _text(response), _usage(response, free)
-                finally:
-                    queued = _release(limits)
-                if queued:  # a call waits for this slot: it sends before this reply is used
-                    await _let_sends_go()
-                return answer
-            except ModelTimeout:
-                raise
-            except Exception as exc:
-                timed_out = isinstance(exc, TimeoutError | litellm.Timeout)
-                timeouts += timed_out
-                kind = ModelTimeout if timed_out else ModelCallError
-                if not _retryable(exc) or attempt == self.max_retries or timeouts >= 2:
-                    raise kind(f"{model}: {_describe(exc)}", usage=usage) from exc
-                wait = retry_after_s(exc)
-                if wait is None:
-                    wait = min(self.max_backoff_s, self.backoff_s * 2**attempt)
-                    wait *= 0.5 + random.random() / 2
-                too_late = deadline is not None and time.monotonic() + wait >= deadline
-                if too_late or wait > self.max_backoff_s * 2:
-                    message = f"{_describe(exc)}; a retry in {wait:.1f}s would be too late"
-                    raise kind(f"{model}: {message}", usage=usage) from exc
-                log.info("retrying %s in %.2fs after %s", model, wait, _describe(exc))
-                await asyncio.sleep(wait)
-        raise AssertionError("unreachable")
+        retries = CallRetries(
+            model=model,
+            attempts=self.max_retries + 1,
+            backoff_s=self.backoff_s,
+            max_backoff_s=self.max_backoff_s,
+            deadline=deadline,
+            retryable=_retryable,
+            timed_out=_timed_out,
+        )
+        args = (model, limits, lean, request, messages, timeout, deadline, usage, free)
+        try:
+            return await retries.run(functools.partial(self._attempt, *args))
+        except ModelTimeout:
+            raise
+        except Exception as exc:
+            kind = ModelTimeout if _timed_out(exc) else ModelCallError
+            reason = describe(exc)
+            if retries.late is not None:
+                reason += f"; a retry in {retries.late:.1f}s would be too late"
+            raise kind(f"{model}: {reason}", usage=usage) from exc
+
+    async def _attempt(
+        self,
+        model: str,
+        limits: tuple[asyncio.Semaphore, ...],
+        lean: Endpoint | None,
+        request: dict[str, Any],
+        messages: Messages,
+        timeout: float,
+        deadline: float | None,
+        usage: CallUsage,
+        free: bool,
+    ) -> tuple[str | None, CallUsage]:
+        """One try of :meth:`_call`: a slot, then the request, both within the deadline."""
+        await _acquire(limits, deadline, model, usage)
+        try:
+            left = _left(timeout, deadline, model, usage)
+            async with asyncio.timeout(left):
+                if lean is not None:
+                    reply = await self._lean.complete(lean, request, messages)
+                    answer = reply.text, _lean_usage(model, reply, free)
+                else:
+                    response = await litellm.acompletion(
+                        messages=messages, timeout=left, num_retries=0, max_retries=0, **request
+                    )
+                    answer = _text(response), _usage(response, free)
+        finally:
+            queued = _release(limits)
+        if queued:  # a call waits for this slot: it sends before this reply is used
+            await _let_sends_go()
+        return answer
 
     async def aclose(self) -> None:
         """Close the cache's and the transport's pooled connections of the running loop."""
@@ -393,13 +390,6 @@ def _lean_usage(model: str, reply: Any, free: bool) -> CallUsage:
 #: ``CallUsage``'s validator, called with a dict: no keyword packing in ``BaseModel.__init__``
 #: (once per judge call).
 _USAGE = CallUsage.__pydantic_validator__
-
-
-def _describe(exc: BaseException) -> str:
-    status = getattr(exc, "status_code", None)
-    text = str(exc).splitlines()[0][:300] if str(exc) else ""
-    name = "no answer in time" if isinstance(exc, TimeoutError) else type(exc).__name__
-    return f"{name}{f' (HTTP {status})' if status else ''}: {text}".rstrip(": ")
 
 
 _CLIENTS: dict[tuple[Any, ...], ModelClient] = {}

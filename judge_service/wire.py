@@ -6,6 +6,9 @@ This module imports nothing else of the package, so a trainer node can use it
 
 from __future__ import annotations
 
+import email.utils
+import math
+import time
 from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -51,6 +54,25 @@ FailureKind = Literal[
 ]
 BatchStatus = Literal["queued", "running", "done"]
 Role = Literal["trainer", "reviewer", "admin"]
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header value asks a client to wait, or None if it asks nothing.
+
+    Delta-seconds or an HTTP date (RFC 9110); a date in the past is 0. The service sends the
+    header (a 503 while no worker is alive) and judge servers send it (a 429): the one parser
+    of both the model client and ``trainer_bridge``, which may import this module alone.
+    """
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None
+        seconds = email.utils.mktime_tz(parsed) - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 class _Strict(BaseModel):

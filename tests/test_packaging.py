@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: What pyproject.toml builds the distribution from.
 SOURCES = [
-    "pyproject.toml", "README.md",
+    "pyproject.toml", "setup.py", "README.md",
     "judge_service", "plugins", "migrations", "rubrics", "trainer_bridge",
 ]  # fmt: skip
 

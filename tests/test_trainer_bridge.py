@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -119,6 +121,56 @@ def test_client_retries_5xx_with_the_same_idempotency_key():
     results = asyncio.run(client.score(_samples(1)))
     assert [r.reward for r in results] == [0.5]
     assert len(seen) == 3 and len(set(seen)) == 1
+
+
+def _answer_after(failures: list[httpx.Response]):
+    """A MockTransport handler: ``failures`` one per POST, then a done answer."""
+    posts: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        posts.append(time.monotonic())
+        if len(posts) <= len(failures):
+            return failures[len(posts) - 1]
+        samples = json.loads(request.content)["samples"]
+        results = [{"id": s["id"], "reward": 0.5, "valid": True} for s in samples]
+        done = {"batch_id": "b", "status": "done", "results": results}
+        return httpx.Response(200, json={**done, "progress": {"scored": 1, "total": 1}})
+
+    return handler, posts
+
+
+def test_a_503_with_retry_after_is_retried_without_spending_the_retries():
+    """No worker alive yet (503, Retry-After) is the service asking to come back: the client
+    comes back until the deadline, and its ``retries`` stay for real failures."""
+    busy = httpx.Response(
+        503, headers={"Retry-After": "0"}, json={"error": {"code": "no_worker", "message": "x"}}
+    )
+    down = httpx.Response(502, json={"error": {"code": "bad_gateway", "message": "x"}})
+    handler, posts = _answer_after([busy, busy, busy, down, busy])
+    client = AsyncRewardClient(
+        "http://svc", retries=1, backoff_s=0.01, transport=httpx.MockTransport(handler)
+    )
+    assert [r.reward for r in asyncio.run(client.score(_samples(1)))] == [0.5]
+    assert len(posts) == 6
+    handler, posts = _answer_after([down, down])
+    client = AsyncRewardClient(
+        "http://svc", retries=1, backoff_s=0.01, transport=httpx.MockTransport(handler)
+    )
+    with pytest.raises(RewardServiceError) as failed:
+        asyncio.run(client.score(_samples(1)))
+    assert failed.value.status == 502 and len(posts) == 2
+
+
+def test_a_429_retry_after_date_is_honoured():
+    """Retry-After as an HTTP date (RFC 9110) is waited for, like delta-seconds."""
+    at = email.utils.formatdate(time.time() + 2, usegmt=True)  # whole seconds: 1-2 s away
+    limited = httpx.Response(
+        429, headers={"Retry-After": at}, json={"error": {"code": "rate_limited", "message": "x"}}
+    )
+    handler, posts = _answer_after([limited])
+    client = AsyncRewardClient("http://svc", backoff_s=0.01, transport=httpx.MockTransport(handler))
+    assert [r.reward for r in asyncio.run(client.score(_samples(1)))] == [0.5]
+    assert len(posts) == 2 and posts[1] - posts[0] >= 1.0
 
 
 def test_client_chunks_keep_grpo_groups_whole_and_answers_in_input_order():

@@ -1,7 +1,7 @@
 """Client side of judge-service for trainers: batched rewards over HTTP.
 
-Imports only ``judge_service.wire`` and httpx, so a trainer node needs only the
-base install. Adapters: ``trainer_bridge.trl``, ``.verifiers``, ``.verl``; OpenRLHF
+Imports only ``judge_service.wire`` (and httpx, tenacity), so a trainer node needs
+only the base install. Adapters: ``trainer_bridge.trl``, ``.verifiers``, ``.verl``; OpenRLHF
 calls the service's ``/get_reward`` route directly.
 """
 

@@ -15,10 +15,20 @@ import ssl
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 import httpx
 from pydantic import TypeAdapter
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    retry_if_result,
+    stop_after_attempt,
+    stop_never,
+    wait_exponential,
+    wait_fixed,
+)
 
 from judge_service.wire import (
     RewardFields,
@@ -27,6 +37,7 @@ from judge_service.wire import (
     RewardResponse,
     SampleIn,
     SampleResult,
+    parse_retry_after,
 )
 
 SampleLike = SampleIn | dict[str, Any]
@@ -252,39 +263,55 @@ class AsyncRewardClient:
         deadline: float,
         parse: Callable[[httpx.Response], A],
     ) -> A:
-        attempt = 0
-        while True:
-            left = deadline - time.monotonic()
-            request.timeout_s = max(1.0, left - 1.0)
-            body = request.model_dump_json(exclude_none=True)  # pydantic-core straight to JSON
-            try:
-                response = await http.post(
-                    "/v1/rewards", content=body, headers=JSON_HEADERS, timeout=left
-                )
-                if response.status_code in (200, 202):
-                    answer = parse(response)
-                    if answer.status != "done":
-                        answer = await self._poll(
-                            http, answer.batch_id, deadline, request.detail, parse
-                        )
-                    return answer
-                if response.status_code < 500 and response.status_code != 429:
-                    raise _service_error(response)
-                problem: Exception = _service_error(response)
-                wait_hint = _retry_after(response)
-                # A 503 with Retry-After (no worker alive yet, say) is the service asking to
-                # come back later: retried until the deadline, not counted against ``retries``.
-                asked_back = response.status_code == 503 and wait_hint is not None
-            except httpx.TransportError as exc:
-                problem, wait_hint, asked_back = exc, None, False
-            attempt += 0 if asked_back else 1
-            if attempt > self.retries:
-                if isinstance(problem, RewardServiceError):
-                    raise problem
-                raise RewardConnectionError(f"{self.base_url}: {problem!r}") from problem
-            jitter = 1 + random.random() / 2  # clients sent back together come back apart
-            pause = (wait_hint or self.backoff_s * 2 ** max(0, attempt - 1)) * jitter
-            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        """The chunk's done answer. A 429, a 5xx or no answer at all is retried ``retries``
+        times with backoff (or what Retry-After asks); a 4xx is raised at once."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(httpx.TransportError) | retry_if_result(_try_again),
+            stop=stop_after_attempt(self.retries + 1),
+            wait=_pause(wait_exponential(multiplier=self.backoff_s), deadline),
+            sleep=asyncio.sleep,
+            retry_error_callback=self._give_up,
+        )
+        response = await retrying(self._post_when_ready, http, request, deadline)
+        answer = parse(response)
+        if answer.status != "done":
+            answer = await self._poll(http, answer.batch_id, deadline, request.detail, parse)
+        return answer
+
+    async def _post_when_ready(
+        self, http: httpx.AsyncClient, request: RewardRequest, deadline: float
+    ) -> httpx.Response:
+        """Post the chunk, and again for as long as the service asks to be asked later: a
+        503 with Retry-After (no worker alive yet, say) is retried until the deadline, not
+        counted against ``retries``."""
+        retrying = AsyncRetrying(
+            retry=retry_if_result(_asked_back),
+            stop=stop_never,  # the deadline (``_call``) ends it
+            wait=_pause(wait_fixed(self.backoff_s), deadline),
+            sleep=asyncio.sleep,
+        )
+        return await retrying(self._post, http, request, deadline)
+
+    async def _post(
+        self, http: httpx.AsyncClient, request: RewardRequest, deadline: float
+    ) -> httpx.Response:
+        """One POST of the chunk: its answer, unless it is an error not worth retrying."""
+        left = deadline - time.monotonic()
+        request.timeout_s = max(1.0, left - 1.0)
+        body = request.model_dump_json(exclude_none=True)  # pydantic-core straight to JSON
+        response = await http.post("/v1/rewards", content=body, headers=JSON_HEADERS, timeout=left)
+        if response.status_code in (200, 202) or _try_again(response):
+            return response
+        raise _service_error(response)
+
+    def _give_up(self, state: RetryCallState) -> NoReturn:
+        """What tenacity raises when the retries are spent: the service's last error, or
+        :class:`RewardConnectionError` when it could not be reached."""
+        outcome = state.outcome
+        if outcome is not None and not outcome.failed:
+            raise _service_error(outcome.result())
+        problem = outcome.exception() if outcome is not None else None
+        raise RewardConnectionError(f"{self.base_url}: {problem!r}") from problem
 
     async def _poll(
         self,
@@ -365,12 +392,32 @@ def chunk_by_group(samples: list[SampleIn], size: int) -> list[list[SampleIn]]:
     return chunks
 
 
+def _try_again(response: httpx.Response) -> bool:
+    """A 429 or 5xx: the service (or a proxy before it) may answer the next try."""
+    return response.status_code >= 500 or response.status_code == 429
+
+
+def _asked_back(response: httpx.Response) -> bool:
+    return response.status_code == 503 and _retry_after(response) is not None
+
+
 def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    return parse_retry_after(response.headers.get("retry-after"))
+
+
+def _pause(
+    backoff: Callable[[RetryCallState], float], deadline: float
+) -> Callable[[RetryCallState], float]:
+    """Tenacity's ``wait``: what Retry-After asks (else ``backoff``) times 1-1.5, so that
+    clients sent back together come back apart, and never past ``deadline``."""
+
+    def wait(state: RetryCallState) -> float:
+        failed = state.outcome
+        hint = _retry_after(failed.result()) if failed and not failed.failed else None
+        pause = (hint or backoff(state)) * (1 + random.random() / 2)
+        return min(pause, max(0.0, deadline - time.monotonic()))
+
+    return wait
 
 
 class RewardClient:
