@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge_service.contracts import Detector
+from judge_service.contracts import Detector, UsesLLM
 from judge_service.errors import ValidationFailed
 from judge_service.registry import PluginError, Registry
 from judge_service.settings import Settings
@@ -24,7 +24,7 @@ class UnknownDetector(ValidationFailed):
 
 def _uses_llm(registry: Registry, name: str) -> bool:
     try:
-        return bool(getattr(registry.load("detectors", name), "uses_llm", False))
+        return issubclass(registry.load("detectors", name), UsesLLM)
     except PluginError:
         return True  # a detector that cannot load is left out of the default set
 

@@ -77,19 +77,20 @@ def db_upgrade(revision: str = "head") -> None:
 
 @app.command()
 def plugins() -> None:
-    """List the installed judges, detectors and aggregators with their packages."""
+    """List the installed judges, detectors and aggregators with their packages and the
+    optional abilities each declares (group_scorer, async_detector, uses_llm, from_settings)."""
     from rich.console import Console
     from rich.table import Table
 
     from judge_service.registry import Registry
 
-    table = Table("kind", "name", "package", "target", "status")
+    table = Table("kind", "name", "package", "target", "abilities", "status")
     for info in Registry().describe():
         status = "ok" if info.error is None else f"[red]failed: {info.error}[/red]"
-        table.add_row(
-            info.kind[:-1], info.name, f"{info.distribution} {info.version}", info.target, status
-        )
-    Console(width=200).print(table)
+        abilities = ", ".join(info.abilities) or "-"
+        package = f"{info.distribution} {info.version}"
+        table.add_row(info.kind[:-1], info.name, package, info.target, abilities, status)
+    Console(width=240).print(table)
 
 
 @app.command()

@@ -67,7 +67,9 @@ def parse_line(line: str, number: int) -> tuple[Any, str, str | None]:
 
 
 def build_detectors(*, no_llm: bool) -> tuple[list[Any], list[str]]:
-    """Every installed detector that loads (model-calling ones left out with ``no_llm``)."""
+    """Every installed detector that loads (``UsesLLM`` ones left out with ``no_llm``); a
+    ``FromSettings`` one is built from the settings."""
+    from judge_service.contracts import FromSettings, UsesLLM
     from judge_service.registry import PluginError, Registry
 
     registry = Registry()
@@ -76,10 +78,10 @@ def build_detectors(*, no_llm: bool) -> tuple[list[Any], list[str]]:
     for name in registry.names("detectors"):
         try:
             cls = registry.load("detectors", name)
-            if no_llm and getattr(cls, "uses_llm", False):
+            if no_llm and issubclass(cls, UsesLLM):
                 skipped.append(f"{name}: calls a model (--no-llm)")
                 continue
-            if callable(getattr(cls, "from_settings", None)):
+            if issubclass(cls, FromSettings):
                 from judge_service.settings import get_settings
 
                 detectors.append(cls.from_settings(get_settings()))

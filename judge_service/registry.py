@@ -7,26 +7,20 @@ recorded with its error and skipped; the service still starts.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Literal
+from typing import Any
 
 from judge_service.contracts import Aggregator, Detector, Judge
+from judge_service.plugin_checks import Kind, check_plugin
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["judges", "detectors", "aggregators"]
 GROUPS: dict[Kind, str] = {
     "judges": "judge_service.judges",
     "detectors": "judge_service.detectors",
     "aggregators": "judge_service.aggregators",
-}
-_REQUIRED: dict[Kind, tuple[str, ...]] = {
-    "judges": ("score",),
-    "detectors": ("detect",),
-    "aggregators": ("aggregate",),
 }
 _PROTOCOLS: dict[Kind, type] = {"judges": Judge, "detectors": Detector, "aggregators": Aggregator}
 
@@ -43,6 +37,8 @@ class PluginInfo:
     distribution: str
     version: str
     error: str | None = None
+    #: The optional abilities the class declares (``contracts.ABILITIES`` names).
+    abilities: tuple[str, ...] = ()
 
 
 def _distribution(entry: EntryPoint) -> tuple[str, str]:
@@ -58,6 +54,7 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[Kind, dict[str, EntryPoint]] = {}
         self._classes: dict[tuple[Kind, str], type] = {}
+        self._abilities: dict[tuple[Kind, str], tuple[str, ...]] = {}
         self._errors: dict[tuple[Kind, str], str] = {}
 
     def _group(self, kind: Kind) -> dict[str, EntryPoint]:
@@ -70,7 +67,8 @@ class Registry:
         return sorted(self._group(kind))
 
     def load(self, kind: Kind, name: str) -> type:
-        """The plugin class, checked against its Protocol. Raises PluginError."""
+        """The plugin class, checked against its contract and its declared abilities
+        (:func:`check_plugin`). Raises PluginError naming the plugin and what it lacks."""
         key = (kind, name)
         if key in self._classes:
             return self._classes[key]
@@ -81,18 +79,20 @@ class Registry:
             raise PluginError(f"no {kind[:-1]} plugin named {name!r}")
         try:
             cls = entry.load()
-            missing = [attr for attr in _REQUIRED[kind] if not callable(getattr(cls, attr, None))]
-            if missing:
-                raise TypeError(f"does not implement {', '.join(missing)}")
-            if kind == "judges" and not inspect.iscoroutinefunction(cls.score):
-                raise TypeError("score() must be async")
+            abilities = check_plugin(kind, cls)
         except Exception as exc:  # any import or contract failure disables just this plugin
             message = f"{kind[:-1]} plugin {name!r} failed to load: {type(exc).__name__}: {exc}"
             log.warning(message)
             self._errors[key] = message
             raise PluginError(message) from exc
         self._classes[key] = cls
+        self._abilities[key] = tuple(abilities)
         return cls
+
+    def abilities(self, kind: Kind, name: str) -> tuple[str, ...]:
+        """The optional abilities a plugin declares (loading it). Raises PluginError."""
+        self.load(kind, name)
+        return self._abilities[(kind, name)]
 
     def create(self, kind: Kind, name: str, /, **options: Any) -> Any:
         """An instance built with ``options``; bad options raise PluginError."""
@@ -111,10 +111,10 @@ class Registry:
         for kind in GROUPS:
             for name, entry in sorted(self._group(kind).items()):
                 dist, version = _distribution(entry)
-                error = None
+                error, abilities = None, ()
                 try:
-                    self.load(kind, name)
+                    abilities = self.abilities(kind, name)
                 except PluginError as exc:
                     error = str(exc)
-                infos.append(PluginInfo(kind, name, entry.value, dist, version, error))
+                infos.append(PluginInfo(kind, name, entry.value, dist, version, error, abilities))
         return infos

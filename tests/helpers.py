@@ -26,19 +26,13 @@ DEV_SPLIT = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 TEST_PLUGIN = Path(__file__).resolve().parent / "fixtures" / "js_test_plugin"
 
 
-@contextlib.contextmanager
-def installed_test_plugin() -> Iterator[Path]:
-    """The tests' out-of-tree plugin package (a 50 ms judge, failing ones), installed with
-    pip as a user installs a third-party plugin, but into a temporary folder that is on
-    ``sys.path`` here and on ``PYTHONPATH`` for every child process until the block ends,
-    then removed: the environment itself (the user's .venv) never holds it. The benchmarks
-    use it too. Yields the folder."""
-    saved_path, saved_env = list(sys.path), os.environ.get("PYTHONPATH")
-    with tempfile.TemporaryDirectory(prefix="js-test-plugin-") as tmp:
-        source, site = Path(tmp) / "source", Path(tmp) / "site"
-        # Built from a copy, so that no build/ or egg-info is left in the repository.
+def pip_install_to(source: Path, site: Path) -> None:
+    """``pip install --no-deps --target site`` of the package at ``source``, built from a
+    copy (so that no build/ or egg-info is left next to it), offline."""
+    with tempfile.TemporaryDirectory(prefix="js-plugin-source-") as tmp:
+        copy = Path(tmp) / "source"
         shutil.copytree(
-            TEST_PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+            source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
         )
         done = subprocess.run(
             [
@@ -52,14 +46,27 @@ def installed_test_plugin() -> Iterator[Path]:
                 "--no-index",
                 "--target",
                 str(site),
-                str(source),
+                str(copy),
             ],
             capture_output=True,
             text=True,
             check=False,
         )
-        if done.returncode != 0:
-            raise RuntimeError(f"installing the test plugin failed:\n{done.stderr}")
+    if done.returncode != 0:
+        raise RuntimeError(f"installing {source.name} failed:\n{done.stderr}")
+
+
+@contextlib.contextmanager
+def installed_test_plugin() -> Iterator[Path]:
+    """The tests' out-of-tree plugin package (a 50 ms judge, failing ones), installed with
+    pip as a user installs a third-party plugin, but into a temporary folder that is on
+    ``sys.path`` here and on ``PYTHONPATH`` for every child process until the block ends,
+    then removed: the environment itself (the user's .venv) never holds it. The benchmarks
+    use it too. Yields the folder."""
+    saved_path, saved_env = list(sys.path), os.environ.get("PYTHONPATH")
+    with tempfile.TemporaryDirectory(prefix="js-test-plugin-") as tmp:
+        site = Path(tmp) / "site"
+        pip_install_to(TEST_PLUGIN, site)
         sys.path.append(str(site))
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), saved_env]))
         importlib.invalidate_caches()

@@ -9,7 +9,7 @@ import pytest
 from judge_service_plugins.judges.llm import LLMJudge
 from judge_service_plugins.judges.llm_prompts import neutralise, rubric_score
 
-from judge_service.contracts import GroupJudge, Judge, JudgeContext
+from judge_service.contracts import GroupScorer, Judge, JudgeContext
 from judge_service.domain import Criterion, Rubric, Sample
 from judge_service.llm import ModelCallError, ModelClient, ModelTimeout
 from judge_service.registry import Registry
@@ -183,7 +183,7 @@ async def test_openai_judge_without_api_base_uses_the_environment(
 
 def test_satisfies_the_judge_protocols() -> None:
     instance = LLMJudge(model="openai/x")
-    assert isinstance(instance, Judge) and isinstance(instance, GroupJudge)
+    assert isinstance(instance, Judge) and isinstance(instance, GroupScorer)
     with pytest.raises(ValueError):
         LLMJudge(model="openai/x", response_format_kind="yaml")  # type: ignore[arg-type]
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from judge_service.contracts import Detector, Evidence
+from judge_service.contracts import AsyncDetector, Detector, Evidence
 from judge_service.domain import Finding, Outcome, Sample
 
 SEVERITY_WEIGHT = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
@@ -85,7 +84,7 @@ POLICIES: dict[str, PenaltyPolicy] = {
 
 def _detector_error(detector: Detector, exc: Exception) -> Finding:
     return Finding(
-        detector=getattr(detector, "name", type(detector).__name__),
+        detector=detector.name,
         kind="detector_error",
         severity="info",
         confidence=0.0,
@@ -96,13 +95,12 @@ def _detector_error(detector: Detector, exc: Exception) -> Finding:
 async def run_detectors(
     sample: Sample, detectors: Sequence[Detector], evidence: Evidence
 ) -> list[Finding]:
-    """Every detector's findings; a detector with ``adetect`` (an LLM, say) is awaited."""
+    """Every detector's findings; an ``AsyncDetector`` (an LLM, say) is awaited."""
     findings: list[Finding] = []
     for detector in detectors:
         try:
-            asynchronous = getattr(detector, "adetect", None)
-            if asynchronous is not None and inspect.iscoroutinefunction(asynchronous):
-                findings.extend(await asynchronous(sample, evidence))
+            if isinstance(detector, AsyncDetector):
+                findings.extend(await detector.adetect(sample, evidence))
             else:
                 findings.extend(detector.detect(sample, evidence))
         except Exception as exc:  # a broken detector is reported, never fails the sample

@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from judge_service.contracts import Judge, JudgeContext
+from judge_service.contracts import GroupScorer, Judge, JudgeContext
 from judge_service.domain import JudgeScore, Sample, SampleNotScorable, Verdict
 
 
@@ -121,9 +121,9 @@ class GroupScores:
 
     @staticmethod
     def judges_groups(member: PanelMember) -> bool:
-        """True for a relative judge: one that scores a GRPO group in one call."""
+        """True for a relative judge: one that declares ``GroupScorer`` and is ``relative``."""
         judge = member.judge
-        return bool(getattr(judge, "relative", False)) and hasattr(judge, "score_group")
+        return isinstance(judge, GroupScorer) and judge.relative
 
     def covers(self, member: PanelMember, sample: Sample) -> bool:
         return sample.group_id in self.groups and self.judges_groups(member)
@@ -132,8 +132,8 @@ class GroupScores:
         group_id = sample.group_id or ""
         key = (member.name, group_id)
         if key not in self.tasks:
-            group = self.groups[group_id]
-            judge: Any = member.judge
+            group, judge = self.groups[group_id], member.judge
+            assert isinstance(judge, GroupScorer)  # covers() chose this path
             self.tasks[key] = asyncio.ensure_future(judge.score_group(group, context))
         scores = await asyncio.shield(self.tasks[key])
         index = next(i for i, s in enumerate(self.groups[group_id]) if s.id == sample.id)

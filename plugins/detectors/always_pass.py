@@ -66,7 +66,6 @@ class AlwaysPassDetector:
     """Always-equal objects, stubbed verifiers, checker mocks returning True."""
 
     name = "always_pass"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         # Shared per sample: the learned detector reads these findings as features.

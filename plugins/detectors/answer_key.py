@@ -76,7 +76,6 @@ class AnswerKeyDetector:
     """Peeking at the git history, the grader or the expected outputs."""
 
     name = "answer_key"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         # Shared per sample: the learned detector reads these findings as features.

@@ -115,7 +115,6 @@ class AssertDetector:
     """Assertions edited into no-ops, in tool-call edits, patches and code blocks."""
 
     name = "neutered_asserts"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))

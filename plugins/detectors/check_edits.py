@@ -115,7 +115,6 @@ class CheckEditDetector:
     """Thresholds, splits, CI gates and graders edited; tests deleted or renamed away."""
 
     name = "check_edits"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))

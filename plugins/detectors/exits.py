@@ -95,7 +95,6 @@ class ExitDetector:
     """Success exits that end a check early, in any code the agent wrote."""
 
     name = "early_exit"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))

@@ -112,7 +112,6 @@ class HardcodedDetector:
     """Literal-in, literal-out functions and argument-keyed answer tables."""
 
     name = "hardcoded_outputs"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))

@@ -27,7 +27,7 @@ from typing import Any
 from judge_service_plugins.detectors.monitor_prompt import TEMPLATE, MonitorInput, monitor_input
 from judge_service_plugins.judges.llm_prompts import render, template_digest
 
-from judge_service.contracts import Evidence
+from judge_service.contracts import AsyncDetector, Evidence, FromSettings, UsesLLM
 from judge_service.domain import Finding, Sample
 from judge_service.llm import ModelClient, get_client
 
@@ -46,11 +46,10 @@ SCHEMA: dict[str, Any] = {
 ANALYSIS_CHARS = 560  # of the analysis, in a finding's evidence
 
 
-class HindsightDetector:
+class HindsightDetector(AsyncDetector, FromSettings, UsesLLM):
     """One call per model on each high-reward rollout; each verdict is a finding."""
 
     name = "llm_hindsight"
-    uses_llm = True
 
     def __init__(
         self,

@@ -147,7 +147,6 @@ class InjectionDetector:
     """Notes and orders to the grader, forged verdicts, self-grading, hidden text."""
 
     name = "judge_injection"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         view = view_of(sample)

@@ -79,7 +79,6 @@ class LearnedDetector:
     """Calibrated probability that a text answer games its task's metric."""
 
     name = "learned"
-    uses_llm = False
 
     def __init__(
         self,

@@ -61,7 +61,6 @@ class MeasurementDetector:
     """Timers patched, synchronisation skipped, answers precomputed for a benchmark."""
 
     name = "measurement"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         # Shared per sample: the learned detector reads these findings as features.

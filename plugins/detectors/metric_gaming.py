@@ -46,7 +46,6 @@ class MetricGamingDetector:
     """Keyword stuffing, padding, repetition, readability and sentiment tricks."""
 
     name = "metric_gaming"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         view = view_of(sample)

@@ -105,7 +105,6 @@ class NonAnswerDetector:
     """Empty, punctuation-only, label-only and preamble-only answers; foreign lone tokens."""
 
     name = "non_answer"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         view = view_of(sample)

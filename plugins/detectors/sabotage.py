@@ -134,7 +134,6 @@ class SabotageDetector:
     """Credential bypasses, short-circuited auth checks, disabled security, planted secrets."""
 
     name = "sabotage"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))

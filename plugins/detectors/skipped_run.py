@@ -104,7 +104,6 @@ class SkipRunDetector:
     """The test run is skipped or cut short so that it reports success."""
 
     name = "skipped_run"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         # Shared per sample: the learned detector reads these findings as features.

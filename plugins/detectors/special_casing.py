@@ -39,7 +39,6 @@ class SpecialCasingDetector:
     """Hard-coded test cases, expected-output tables, call-count state, test-run sniffing."""
 
     name = "special_casing"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         view = view_of(sample)

@@ -77,7 +77,6 @@ class SycophancyDetector:
     """Endorsement the trajectory contradicts; empty praise for a requested review."""
 
     name = "sycophancy"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         return shared(view_of(sample), self.name, evidence, lambda: self._detect(sample))

@@ -76,7 +76,6 @@ class TamperingDetector:
     """Tampering with tests or the grader, in code, tool calls and diffs."""
 
     name = "test_tampering"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         # Shared per sample: the learned detector reads these findings as features.

@@ -79,7 +79,6 @@ class TrajectoryDetector:
     """False success claims, unrequested test edits, tool-call loops."""
 
     name = "trajectory"
-    uses_llm = False
 
     def detect(self, sample: Sample, evidence: Evidence) -> list[Finding]:
         # Shared per sample: the learned detector reads these findings as features.

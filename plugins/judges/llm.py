@@ -24,12 +24,12 @@ from judge_service_plugins.judges.llm_prompts import (
     verdict_schema,
 )
 
-from judge_service.contracts import JudgeContext
+from judge_service.contracts import GroupScorer, JudgeContext, UsesLLM
 from judge_service.domain import CallUsage, JudgeScore, Rubric, Sample
 from judge_service.llm import ModelClient, get_client
 
 
-class LLMJudge:
+class LLMJudge(GroupScorer, UsesLLM):
     """A judge backed by any litellm model (``openai/...``, ``hosted_vllm/...``, ...).
 
     ``api_base``/``api_key`` are sent only when given, so ``openai/...`` judges otherwise use
