@@ -180,7 +180,7 @@ def measure(
         **detectors,
     )
     server, url, key = start_service(env)
-    judges = [{"name": model, "api_base": api_base, "api_key": "sk"} for model in MODELS]
+    judges = [{"name": model, "api_base": api_base} for model in MODELS]
     calls = PROMPTS * GENERATIONS * len(judges)
     bound = calls / limits.in_flight * LATENCY_S
     trainer, bare = TrainerLoop(), TrainerLoop()

@@ -77,7 +77,7 @@ def main() -> None:
     )
     upgrade(settings.database_url)
     registry = Registry()
-    judges = [{"name": m, "api_base": api_base, "api_key": "sk"} for m in MODELS]
+    judges = [{"name": m, "api_base": api_base} for m in MODELS]
     request = wire.RewardRequest.model_validate(
         {"samples": samples(args.samples), "judges": judges, "timeout_s": 600}
     )

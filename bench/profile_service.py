@@ -72,8 +72,7 @@ def main() -> None:
     home.mkdir()
     env = service_env(JS_DATABASE_URL=f"sqlite:///{home / 'service.db'}", JS_DETECTORS="none")
     judges = [
-        {"name": f"openai/profile-judge-{j}", "api_base": api_base, "api_key": "sk"}
-        for j in range(args.panel)
+        {"name": f"openai/profile-judge-{j}", "api_base": api_base} for j in range(args.panel)
     ]
     raw = args.raw or home / "py-spy.txt"
     server = None

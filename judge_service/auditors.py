@@ -8,7 +8,7 @@ The API and ``judge-service score`` both resolve a batch's audit with
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from judge_service.contracts import Detector, UsesLLM
 from judge_service.errors import ValidationFailed
@@ -60,6 +60,14 @@ def hindsight_models(requested: list[Any] | None, *, settings: Settings) -> list
     return [s if isinstance(s, dict) else {"name": s} for s in specs]
 
 
+class AuditPlan(TypedDict):
+    """The audit fields of a :class:`~judge_service.batch_plan.BatchPlan`, as its keywords."""
+
+    detectors: list[str]
+    hindsight: list[dict] | None
+    penalty: str
+
+
 def audit_plan(
     detectors: list[str] | None = None,
     hindsight: list[Any] | None = None,
@@ -67,7 +75,7 @@ def audit_plan(
     *,
     settings: Settings,
     registry: Registry,
-) -> dict[str, Any]:
+) -> AuditPlan:
     """The audit part of a batch plan: detector names, hindsight models and penalty policy.
 
     Each argument is what the request (or its rubric, for the penalty) asked for; None

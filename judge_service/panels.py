@@ -18,6 +18,7 @@ from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.pipeline.consensus import Panel
 from judge_service.pipeline.judging import PanelMember
 from judge_service.registry import PluginError, Registry
+from judge_service.settings import Settings
 
 LLM_PLUGIN = "llm"
 
@@ -29,6 +30,12 @@ def normalise_spec(spec: str | dict[str, Any]) -> dict[str, Any]:
     normal = dict(spec)
     normal.setdefault("weight", 1.0)
     return normal
+
+
+def default_panel(settings: Settings) -> list[Any]:
+    """The panel a batch gets when it names none: ``JS_DEFAULT_JUDGES``, else the local
+    judge. One rule, so the API, the offline ``score`` and the deadline warning agree."""
+    return settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
 
 
 LocalOptions = Callable[[], dict[str, Any]]

@@ -123,7 +123,8 @@ def test_an_api_base_of_a_configured_endpoint_is_stored_as_its_name(
     assert response.status_code == 200, response.text
     with Session(get_engine(keyed.database_url)) as session:
         (plan,) = session.scalars(select(BatchRow.plan)).all()
-    assert plan["judges"][0]["endpoint"] == "vllm-a" and "api_base" not in plan["judges"][0]
+    options = plan.judges[0].options
+    assert options["endpoint"] == "vllm-a" and "api_base" not in options
     assert f"Bearer {SECRET}" in fake.authorizations
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+from judge_service.batch_plan import BatchPlan, JudgeEntry
 from judge_service.domain import Outcome
 from judge_service.storage import batches, leases, workers
 from judge_service.storage.db import session_scope
@@ -22,7 +23,7 @@ def _batch(url: str, batch_id: str = "b1", n: int = 2, timeout_s: float = 60) ->
             session=session,
             batch_id=batch_id,
             samples=[{"id": f"s{i}", "prompt": "p", "completion": "c"} for i in range(n)],
-            plan={"judges": [{"name": "reference_match", "weight": 1.0}]},
+            plan=BatchPlan(judges=[JudgeEntry(name="reference_match")]),
             request_hash="h",
             timeout_s=timeout_s,
         )

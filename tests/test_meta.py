@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import graphlib
+import importlib.util
 import re
 import tomllib
 from collections.abc import Iterator
@@ -268,3 +270,55 @@ def test_every_entry_point_is_mentioned_in_a_test() -> None:
         if not re.search(rf"""["']{re.escape(name)}["']""", sources)
     ]
     assert untested == [], f"entry points no test names: {untested}"
+
+
+# --- no import cycle ---------------------------------------------------------------------
+
+
+def module_level_imports(path: Path) -> Iterator[str]:
+    """The modules ``path`` imports when it is loaded: its top-level statements (inside
+    ``if``/``try`` too, not ``if TYPE_CHECKING``), not imports deferred into functions.
+    ``from a import b`` yields ``a.b``; whether that is a module is the caller's to say."""
+    name, is_package = module_name(path)
+    package = name if is_package else name.rpartition(".")[0]
+    todo = list(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            origin = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            yield origin
+            yield from (f"{origin}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            todo += [*node.body, *node.orelse]
+        elif isinstance(node, ast.Try):
+            todo += [*node.body, *node.orelse, *node.finalbody]
+            todo += [stmt for handler in node.handlers for stmt in handler.body]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of ``judge_service`` -> the modules of it that it imports at load time."""
+    paths = {module_name(path)[0]: path for path in python_files(PACKAGE)}
+    return {
+        name: {m for m in module_level_imports(path) if m in paths and m != name}
+        for name, path in paths.items()
+    }
+
+
+def test_judge_service_has_no_import_cycle() -> None:
+    """A module that imports itself back works or fails by import order; none does."""
+    graph = import_graph()
+    assert "judge_service.worker.batch_status" in graph["judge_service.worker.dispatch"]
+    # the dispatcher chooser's deferred import of the embedded executor is not a load edge
+    assert "judge_service.worker.inprocess" not in graph["judge_service.worker.dispatch"]
+    cycles = []
+    while True:
+        try:
+            graphlib.TopologicalSorter(graph).prepare()
+            break
+        except graphlib.CycleError as error:
+            cycle = error.args[1]  # [a, b, ..., a]: each is imported by the next one
+            cycles.append(" -> ".join(reversed(cycle)))
+            graph[cycle[1]].discard(cycle[0])  # break it to look for the next one
+    assert cycles == [], "import cycles in judge_service:\n" + "\n".join(cycles)

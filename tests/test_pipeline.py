@@ -21,7 +21,7 @@ from judge_service.errors import UnknownJudge
 from judge_service.panels import build_member, build_panel
 from judge_service.pipeline.auditing import POLICIES, audit, hack_score
 from judge_service.pipeline.consensus import Panel, agreement, decide
-from judge_service.pipeline.evaluate import Plan, evaluate_batch, evaluate_sample
+from judge_service.pipeline.evaluate import Scoring, evaluate_batch, evaluate_sample
 from judge_service.pipeline.judging import CallDeadline
 from judge_service.registry import Registry
 
@@ -35,7 +35,7 @@ def sample(sid: str = "s1", completion: Any = "The answer is 42", reference: Any
     return Sample(id=sid, prompt="What is 6 x 7?", completion=completion, reference=reference)
 
 
-async def run_batch(samples: Sequence[tuple[int, Sample]], plan: Plan) -> dict[int, Outcome]:
+async def run_batch(samples: Sequence[tuple[int, Sample]], plan: Scoring) -> dict[int, Outcome]:
     outcomes: dict[int, Outcome] = {}
 
     async def collect(index: int, outcome: Outcome) -> None:
@@ -54,8 +54,8 @@ SLOW = {"name": "slow_constant", "weight": 1.0, "score": 0.6, "delay_s": 0.0}
 
 
 async def test_single_judge_reward() -> None:
-    right = await evaluate_sample(sample(), Plan(panel=panel("reference_match")))
-    wrong = await evaluate_sample(sample(completion="41"), Plan(panel=panel("reference_match")))
+    right = await evaluate_sample(sample(), Scoring(panel=panel("reference_match")))
+    wrong = await evaluate_sample(sample(completion="41"), Scoring(panel=panel("reference_match")))
     assert right.valid and right.reward == 1.0 and right.failure_kind is None
     assert wrong.valid and wrong.reward == 0.0
     assert right.components["judge/reference_match"] == 1.0
@@ -63,7 +63,7 @@ async def test_single_judge_reward() -> None:
 
 
 async def test_failing_judge_is_listed_and_the_others_still_score() -> None:
-    plan = Plan(panel=panel("reference_match", "always_fails", SLOW))
+    plan = Scoring(panel=panel("reference_match", "always_fails", SLOW))
     outcome = await evaluate_sample(sample(), plan)
     assert outcome.valid is True
     assert outcome.failure_kind is None
@@ -78,7 +78,7 @@ async def test_failing_judge_is_listed_and_the_others_still_score() -> None:
 
 
 async def test_all_judges_failing_is_judge_failed_not_zero() -> None:
-    plan = Plan(panel=panel("always_fails", {"name": "always_fails", "weight": 2.0}))
+    plan = Scoring(panel=panel("always_fails", {"name": "always_fails", "weight": 2.0}))
     outcome = await evaluate_sample(sample(), plan)
     assert outcome.valid is False
     assert outcome.reward is None
@@ -88,7 +88,7 @@ async def test_all_judges_failing_is_judge_failed_not_zero() -> None:
 
 
 async def test_below_quorum() -> None:
-    plan = Plan(panel=panel("reference_match", "always_fails", quorum=2))
+    plan = Scoring(panel=panel("reference_match", "always_fails", quorum=2))
     outcome = await evaluate_sample(sample(), plan)
     assert outcome.valid is False
     assert outcome.reward is None
@@ -103,14 +103,14 @@ async def test_default_quorum_is_half_the_panel_rounded_up() -> None:
     assert panel("reference_match", "always_fails", SLOW).quorum == 2
     # One of three valid is below the default quorum of two.
     outcome = await evaluate_sample(
-        sample(), Plan(panel=panel("reference_match", "always_fails", "always_fails"))
+        sample(), Scoring(panel=panel("reference_match", "always_fails", "always_fails"))
     )
     assert outcome.failure_kind == "below_quorum"
 
 
 @pytest.mark.parametrize("completion", ["", "   \n\t", []])
 async def test_empty_completion_is_bad_sample(completion: Any) -> None:
-    outcome = await evaluate_sample(sample(completion=completion), Plan(panel=panel(SLOW)))
+    outcome = await evaluate_sample(sample(completion=completion), Scoring(panel=panel(SLOW)))
     assert outcome.valid is False
     assert outcome.reward is None
     assert outcome.failure_kind == "bad_sample"
@@ -118,13 +118,13 @@ async def test_empty_completion_is_bad_sample(completion: Any) -> None:
 
 async def test_chat_with_only_empty_messages_is_bad_sample() -> None:
     blank = [{"role": "assistant", "content": "  "}, {"role": "assistant", "content": None}]
-    outcome = await evaluate_sample(sample(completion=blank), Plan(panel=panel(SLOW)))
+    outcome = await evaluate_sample(sample(completion=blank), Scoring(panel=panel(SLOW)))
     assert outcome.failure_kind == "bad_sample"
 
 
 async def test_missing_reference_is_bad_sample() -> None:
     outcome = await evaluate_sample(
-        sample(reference=None), Plan(panel=panel("reference_match", "numeric_match"))
+        sample(reference=None), Scoring(panel=panel("reference_match", "numeric_match"))
     )
     assert outcome.valid is False
     assert outcome.reward is None
@@ -137,7 +137,7 @@ async def test_weights_reach_the_aggregator() -> None:
         {"name": "reference_match", "weight": 3.0},
         {"name": "slow_constant", "weight": 1.0, "score": 0.0, "delay_s": 0.0},
     )
-    outcome = await evaluate_sample(sample(), Plan(panel=heavy_right))
+    outcome = await evaluate_sample(sample(), Scoring(panel=heavy_right))
     assert outcome.reward == pytest.approx(0.75)
 
 
@@ -145,7 +145,7 @@ async def test_zero_weight_judge_does_not_count() -> None:
     muted = panel(
         "reference_match", {"name": "slow_constant", "weight": 0.0, "score": 0.0, "delay_s": 0.0}
     )
-    outcome = await evaluate_sample(sample(), Plan(panel=muted))
+    outcome = await evaluate_sample(sample(), Scoring(panel=muted))
     assert outcome.valid and outcome.reward == 1.0
 
 
@@ -214,7 +214,7 @@ async def test_batch_one_outcome_per_sample_positions_preserved() -> None:
         (2, sample("noref", "42", None)),
         (7, sample("chat", [{"role": "assistant", "content": "#### 42"}])),
     ]
-    outcomes = await run_batch(items, Plan(panel=panel("reference_match")))
+    outcomes = await run_batch(items, Scoring(panel=panel("reference_match")))
     assert sorted(outcomes) == [0, 2, 5, 7, 9]
     for index, item in items:
         assert outcomes[index].id == item.id
@@ -230,7 +230,7 @@ async def test_batch_scores_samples_concurrently() -> None:
     slow = panel({"name": "slow_constant", "weight": 1.0, "score": 0.5, "delay_s": delay})
     items = [(i, sample(f"s{i}")) for i in range(n)]
     started = time.monotonic()
-    outcomes = await run_batch(items, Plan(panel=slow, deadline=time.monotonic() + 30))
+    outcomes = await run_batch(items, Scoring(panel=slow, deadline=time.monotonic() + 30))
     elapsed = time.monotonic() - started
     assert elapsed < n * delay / 4, f"{n} samples took {elapsed:.2f}s: not concurrent"
     assert all(o.valid and o.reward == 0.5 for o in outcomes.values())
@@ -239,7 +239,7 @@ async def test_batch_scores_samples_concurrently() -> None:
 async def test_panel_judges_run_concurrently() -> None:
     slow = {"name": "slow_constant", "weight": 1.0, "score": 0.5, "delay_s": 0.3}
     started = time.monotonic()
-    outcome = await evaluate_sample(sample(), Plan(panel=panel(slow, slow, slow, slow)))
+    outcome = await evaluate_sample(sample(), Scoring(panel=panel(slow, slow, slow, slow)))
     assert time.monotonic() - started < 0.9
     assert outcome.valid and len(outcome.judges) == 4
 
@@ -249,7 +249,7 @@ async def test_deadline_masks_every_sample_as_timeout_and_returns_promptly() -> 
     slow = panel({"name": "slow_constant", "weight": 1.0, "score": 0.9, "delay_s": 30.0})
     items = [(i, sample(f"s{i}")) for i in range(6)]
     started = time.monotonic()
-    outcomes = await run_batch(items, Plan(panel=slow, deadline=started + deadline_s))
+    outcomes = await run_batch(items, Scoring(panel=slow, deadline=started + deadline_s))
     elapsed = time.monotonic() - started
     assert elapsed < deadline_s + 1.0, f"batch ran {elapsed:.2f}s past a {deadline_s}s deadline"
     assert sorted(outcomes) == list(range(6))
@@ -270,7 +270,7 @@ async def test_deadline_falls_back_to_the_judges_that_answered() -> None:
     )
     items = [(i, sample(f"s{i}")) for i in range(4)]
     started = time.monotonic()
-    outcomes = await run_batch(items, Plan(panel=mixed, deadline=started + deadline_s))
+    outcomes = await run_batch(items, Scoring(panel=mixed, deadline=started + deadline_s))
     assert time.monotonic() - started < deadline_s + 1.0
     for outcome in outcomes.values():
         assert outcome.valid is True, outcome.failure_reason
@@ -282,7 +282,7 @@ async def test_deadline_falls_back_to_the_judges_that_answered() -> None:
 async def test_one_timer_times_out_each_late_call_and_keeps_its_verdict() -> None:
     """The batch's single deadline timer gives every late call a timed-out verdict."""
     slow = panel({"name": "slow_constant", "weight": 1.0, "score": 0.9, "delay_s": 30.0})
-    plan = Plan(panel=slow, deadline=time.monotonic() + 0.3)
+    plan = Scoring(panel=slow, deadline=time.monotonic() + 0.3)
     outcomes = await run_batch([(i, sample(f"s{i}")) for i in range(3)], plan)
     for outcome in outcomes.values():
         assert outcome.failure_kind == "timeout"
@@ -322,7 +322,7 @@ def test_call_deadline_fires_on_uvloop_too() -> None:
 async def test_quick_panel_beats_a_generous_deadline() -> None:
     quick = panel({"name": "slow_constant", "weight": 1.0, "score": 0.9, "delay_s": 0.0})
     outcomes = await run_batch(
-        [(0, sample("quick"))], Plan(panel=quick, deadline=time.monotonic() + 5)
+        [(0, sample("quick"))], Scoring(panel=quick, deadline=time.monotonic() + 5)
     )
     assert outcomes[0].valid and outcomes[0].reward == pytest.approx(0.9)
 
@@ -330,13 +330,13 @@ async def test_quick_panel_beats_a_generous_deadline() -> None:
 async def test_deadline_already_passed() -> None:
     slow = panel({"name": "slow_constant", "weight": 1.0, "score": 0.9, "delay_s": 5.0})
     started = time.monotonic()
-    outcomes = await run_batch([(0, sample())], Plan(panel=slow, deadline=started - 1))
+    outcomes = await run_batch([(0, sample())], Scoring(panel=slow, deadline=started - 1))
     assert time.monotonic() - started < 1.0
     assert outcomes[0].failure_kind == "timeout"
 
 
 async def test_empty_batch() -> None:
-    assert await run_batch([], Plan(panel=panel("reference_match"))) == {}
+    assert await run_batch([], Scoring(panel=panel("reference_match"))) == {}
 
 
 # --- hindsight audit ---------------------------------------------------------------------
@@ -385,7 +385,7 @@ def test_detector_doubles_satisfy_the_protocol() -> None:
 
 
 async def test_audit_floors_a_flagged_reward_and_keeps_the_raw_one() -> None:
-    plan = Plan(panel=panel("reference_match"), detectors=[FlagEverything("high", 0.5)])
+    plan = Scoring(panel=panel("reference_match"), detectors=[FlagEverything("high", 0.5)])
     outcome = await evaluate_sample(sample(), plan)
     assert outcome.valid is True
     assert outcome.raw_reward == 1.0
@@ -396,7 +396,7 @@ async def test_audit_floors_a_flagged_reward_and_keeps_the_raw_one() -> None:
 
 
 async def test_audit_below_the_flag_keeps_the_reward() -> None:
-    plan = Plan(panel=panel("reference_match"), detectors=[FlagEverything("high", 0.3)])
+    plan = Scoring(panel=panel("reference_match"), detectors=[FlagEverything("high", 0.3)])
     outcome = await evaluate_sample(sample(), plan)
     assert outcome.hack_score == pytest.approx(0.3)
     assert outcome.reward == 1.0 and outcome.penalty == 0.0
@@ -405,7 +405,7 @@ async def test_audit_below_the_flag_keeps_the_reward() -> None:
 async def test_scale_and_mask_policies() -> None:
     scaled = await evaluate_sample(
         sample(),
-        Plan(
+        Scoring(
             panel=panel("reference_match"),
             detectors=[FlagEverything("high", 0.4)],
             penalty=POLICIES["scale"],
@@ -414,7 +414,7 @@ async def test_scale_and_mask_policies() -> None:
     assert scaled.reward == pytest.approx(0.6) and scaled.penalty == pytest.approx(0.4)
     masked = await evaluate_sample(
         sample(),
-        Plan(
+        Scoring(
             panel=panel("reference_match"),
             detectors=[FlagEverything("high", 0.9)],
             penalty=POLICIES["mask"],
@@ -425,7 +425,7 @@ async def test_scale_and_mask_policies() -> None:
 
 
 async def test_crashing_detector_is_a_finding_not_a_failure() -> None:
-    plan = Plan(panel=panel("reference_match"), detectors=[Crashes()])
+    plan = Scoring(panel=panel("reference_match"), detectors=[Crashes()])
     outcome = await evaluate_sample(sample(), plan)
     assert outcome.valid is True and outcome.reward == 1.0
     assert outcome.hack_score == 0.0
@@ -458,7 +458,7 @@ async def test_detectors_see_the_batch_statistics() -> None:
 
     items = [sample(), sample()]
     stats = {"run_id": "r", "step": 3, **batch_stats(items)}
-    plan = Plan(panel=panel("reference_match"), detectors=[Records()], run_stats=stats)
+    plan = Scoring(panel=panel("reference_match"), detectors=[Records()], run_stats=stats)
     await evaluate_sample(items[0], plan)
     assert seen == [stats]
     assert stats["batch_size"] == 2 and stats["completion_chars_std"] == 0.0
@@ -488,7 +488,7 @@ def test_an_aggregator_giving_no_number_masks_the_sample_instead_of_clamping(bro
             return broken
 
     members = panel(SLOW).members
-    plan = Plan(panel=Panel(members=members, aggregator=Broken(), quorum=1))
+    plan = Scoring(panel=Panel(members=members, aggregator=Broken(), quorum=1))
     outcomes = asyncio.run(run_batch([(0, sample())], plan))
     assert outcomes[0].valid is False and outcomes[0].reward is None
     assert outcomes[0].failure_kind == "internal_error"

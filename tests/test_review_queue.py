@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from judge_service.api.app import create_app
+from judge_service.batch_plan import BatchPlan, JudgeEntry
 from judge_service.domain import Finding, Outcome, Verdict
 from judge_service.settings import get_settings
 from judge_service.storage import audit, batches
@@ -46,7 +47,7 @@ def flagged_batch(
                 {"id": f"h{i}", "prompt": "Fix the bug", "completion": "I edited the tests."}
                 for i in range(len(hack_scores))
             ],
-            plan={"judges": [{"name": "reference_match", "weight": 1.0}]},
+            plan=BatchPlan(judges=[JudgeEntry(name="reference_match")]),
             request_hash="h",
             timeout_s=60,
             run_id="hack-run",

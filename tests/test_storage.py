@@ -6,6 +6,7 @@ import math
 
 from sqlalchemy import func, select
 
+from judge_service.batch_plan import BatchPlan, JudgeEntry
 from judge_service.domain import Finding, Outcome, Verdict
 from judge_service.storage import audit, batches
 from judge_service.storage.db import schema_is_current, session_scope
@@ -25,7 +26,7 @@ def _batch(url: str, n: int = 3) -> tuple[str, list[int]]:
             samples=[
                 {"id": f"s{i}", "prompt": ODD, "completion": ODD, "group_id": "g"} for i in range(n)
             ],
-            plan={"judges": [{"name": "reference_match", "weight": 1.0}]},
+            plan=BatchPlan(judges=[JudgeEntry(name="reference_match")]),
             request_hash="h",
             timeout_s=60,
             idempotency_key="key-1",

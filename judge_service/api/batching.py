@@ -17,8 +17,9 @@ from sqlalchemy.orm import Session
 
 from judge_service import wire
 from judge_service.api import answers
-from judge_service.api.plan_rubric import calibration_maps, resolve_rubric, rubric_ref
+from judge_service.api.plan_rubric import calibration_maps, resolve_rubric
 from judge_service.auditors import audit_plan
+from judge_service.batch_plan import BatchPlan
 from judge_service.endpoints import check_specs, resolve_specs, strip_secrets
 from judge_service.errors import (
     Conflict,
@@ -26,8 +27,7 @@ from judge_service.errors import (
     NotFound,
     ValidationFailed,
 )
-from judge_service.local_model import LOCAL_JUDGE_NAME
-from judge_service.panels import build_panel, normalise_spec
+from judge_service.panels import build_panel, default_panel, normalise_spec
 from judge_service.projects import Scope
 from judge_service.registry import Registry
 from judge_service.settings import Settings
@@ -69,15 +69,15 @@ def plan_judges(request: wire.RewardRequest, *, settings: Settings) -> list[dict
     if request.judges:
         raw = [s if isinstance(s, str) else s.model_dump(mode="json") for s in request.judges]
         return [normalise_spec(s) for s in check_specs(raw, settings=settings, field="judges")]
-    defaults = settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
-    return [normalise_spec(strip_secrets(s)) for s in defaults]
+    return [normalise_spec(strip_secrets(s)) for s in default_panel(settings)]
 
 
 def resolve_plan(
     request: wire.RewardRequest, *, settings: Settings, registry: Registry, project: str
-) -> dict[str, Any]:
-    """The judges, aggregator and quorum to store with the batch; 422 on anything unknown.
-    A rubric name and the calibration labels are ``project``'s."""
+) -> BatchPlan:
+    """The plan to store with the batch: judges, aggregator, quorum, audit, rubric version
+    and calibration maps; 422 on anything unknown. A rubric name and the calibration labels
+    are ``project``'s."""
     rubric = (
         resolve_rubric(request.rubric, settings=settings, project=project)
         if request.rubric
@@ -99,25 +99,24 @@ def resolve_plan(
         settings=settings,
         field="hindsight_judges",
     )
-    plan: dict[str, Any] = {
-        "judges": specs,
-        "aggregator": aggregator,
-        "quorum": request.quorum,
+    return BatchPlan(
+        judges=specs,
+        aggregator=aggregator,
+        quorum=request.quorum,
+        rubric=rubric,
+        calibration=(
+            calibration_maps([s["name"] for s in specs], settings=settings, project=project)
+            if request.calibrate
+            else None
+        ),
         **audit_plan(
             request.detectors,
             hindsight or None,
-            request.penalty or (rubric or {}).get("penalty"),
+            request.penalty or (rubric.penalty if rubric else None),
             settings=settings,
             registry=registry,
         ),
-    }
-    if rubric is not None:
-        plan["rubric"] = rubric
-    if request.calibrate:
-        plan["calibration"] = calibration_maps(
-            [s["name"] for s in specs], settings=settings, project=project
-        )
-    return plan
+    )
 
 
 def plan_reads_database(request: wire.RewardRequest) -> bool:
@@ -135,7 +134,7 @@ def store_batch(
     request: wire.RewardRequest,
     *,
     session: Session,
-    plan: dict[str, Any],
+    plan: BatchPlan,
     settings: Settings,
     key: ApiKeyRow,
     project: str,
@@ -162,7 +161,7 @@ def store_batch(
             timeout_s=batch_timeout_s(request, settings=settings),
             run_id=request.run_id,
             step=request.step,
-            rubric_ref=rubric_ref(plan),
+            rubric_ref=plan.rubric_ref,
             idempotency_key=request.idempotency_key,
             api_key_id=key.id,
             project=project,
@@ -237,7 +236,7 @@ def read_batch(
             run_id=batch.run_id,
             step=batch.step,
             progress=wire.Progress(scored=scored, total=batch.n_samples),
-            warnings=batch.plan.get("warnings") or [],
+            warnings=batch.plan.warnings,
         )
     samples = batches.sample_keys(session=session, batch_id=batch_id)
     outcomes = load_outcomes(
@@ -253,5 +252,5 @@ def read_batch(
         step=batch.step,
         outcomes=[o for _, o in outcomes],
         group_ids=[s.group_id for s in samples],
-        warnings=batch.plan.get("warnings") or [],
+        warnings=batch.plan.warnings,
     )

@@ -12,6 +12,7 @@ from typing import Any
 from judge_service import wire
 from judge_service.api.batching import batch_timeout_s
 from judge_service.local_model import LOCAL_JUDGE_NAME, local_samples_per_s
+from judge_service.panels import default_panel
 from judge_service.settings import Settings
 
 
@@ -26,7 +27,7 @@ def _name(spec: Any) -> str:
 def local_judge_warnings(request: wire.RewardRequest, *, settings: Settings) -> list[str]:
     """A warning when the batch's local-judge calls need longer than its deadline at the
     local judge's measured rate; no warning otherwise (and none without the local judge)."""
-    specs = request.judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME]
+    specs = request.judges or default_panel(settings)
     local = sum(1 for spec in specs if _name(spec) == LOCAL_JUDGE_NAME)
     if not local:
         return []

@@ -6,8 +6,8 @@ Resolved when the batch is accepted and frozen into its plan, so the batch score
 
 from __future__ import annotations
 
-from typing import Any
-
+from judge_service.batch_plan import CalibrationMap
+from judge_service.domain import Rubric
 from judge_service.errors import UnknownRubric
 from judge_service.review.agreement import calibration_map
 from judge_service.settings import Settings
@@ -15,7 +15,7 @@ from judge_service.storage import labels, rubrics
 from judge_service.storage.db import session_scope
 
 
-def resolve_rubric(ref: str, *, settings: Settings, project: str) -> dict[str, Any]:
+def resolve_rubric(ref: str, *, settings: Settings, project: str) -> Rubric:
     """``name`` (the active version) or ``name@N`` of ``project`` as the rubric's content;
     422 when unknown there."""
     with session_scope(settings.database_url) as session:
@@ -28,16 +28,12 @@ def resolve_rubric(ref: str, *, settings: Settings, project: str) -> dict[str, A
             why = "has no such version" if known else "is unknown"
             names = [r.name for r in rubrics.list_rubrics(session=session, project=project)]
             raise UnknownRubric(f"rubric {ref!r} {why}", detail={"rubric": ref, "known": names})
-        return rubrics.to_domain(row).model_dump(mode="json")
+        return rubrics.to_domain(row)
 
 
-def rubric_ref(plan: dict[str, Any]) -> str | None:
-    """``name@N`` of the plan's rubric, or None."""
-    rubric = plan.get("rubric")
-    return f"{rubric['name']}@{rubric['version']}" if rubric else None
-
-
-def calibration_maps(judges: list[str], *, settings: Settings, project: str) -> dict[str, Any]:
+def calibration_maps(
+    judges: list[str], *, settings: Settings, project: str
+) -> dict[str, CalibrationMap]:
     """The isotonic map of each judge that has enough human labels of ``project``'s
     rollouts (others stay raw)."""
     with session_scope(settings.database_url) as session:
@@ -45,9 +41,9 @@ def calibration_maps(judges: list[str], *, settings: Settings, project: str) -> 
     grouped: dict[str, list[tuple[float, bool]]] = {}
     for pair in pairs:
         grouped.setdefault(pair.judge, []).append((pair.score, pair.good))
-    maps = {}
+    maps: dict[str, CalibrationMap] = {}
     for judge, values in grouped.items():
         fitted = calibration_map([s for s, _ in values], [g for _, g in values])
         if fitted is not None:
-            maps[judge] = {"x": fitted[0], "y": fitted[1]}
+            maps[judge] = CalibrationMap(x=fitted[0], y=fitted[1])
     return maps

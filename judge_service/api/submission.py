@@ -18,8 +18,9 @@ from starlette.concurrency import run_in_threadpool
 from judge_service import metrics, wire
 from judge_service.api import batching
 from judge_service.api.answers import DoneAnswer
+from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.local_deadline import local_judge_warnings
-from judge_service.errors import Unavailable
+from judge_service.batch_plan import BatchPlan
 from judge_service.projects import Scope
 from judge_service.storage import batches
 from judge_service.storage.db import session_scope
@@ -78,7 +79,7 @@ async def submit_and_wait(
     plan = await _resolve_plan(body, state=state, project=scope.home)
     warnings = local_judge_warnings(body, settings=settings)
     if warnings:  # stored with the batch: every answer of it (POST, polls, any replica) says so
-        plan = {**plan, "warnings": warnings}
+        plan = plan.model_copy(update={"warnings": warnings})
 
     def store() -> tuple[str, datetime, bool]:
         with session_scope(url) as session:
@@ -90,17 +91,17 @@ async def submit_and_wait(
     batch_id, deadline_at, created = await run_in_threadpool(store)
     if created:
         metrics.BATCHES_ACCEPTED.inc()
-        try:
-            await run_in_threadpool(dispatcher.submit, batch_id)
-        except Exception as exc:
-            await run_in_threadpool(batching.discard_batch, url, batch_id)
-            raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
+        await run_in_threadpool(
+            submit_or_undo,
+            partial(dispatcher.submit, batch_id),
+            partial(batching.discard_batch, url, batch_id),
+        )
     if body.wait:
         await wait_for_batch(url, batch_id, deadline_at, dispatcher)
     return await run_in_threadpool(read, url, batch_id, scope, body.detail == "compact")
 
 
-async def _resolve_plan(body: wire.RewardRequest, *, state: Any, project: str) -> dict[str, Any]:
+async def _resolve_plan(body: wire.RewardRequest, *, state: Any, project: str) -> BatchPlan:
     """The batch's plan; on a thread only when it reads the database (a hop costs ~1 ms)."""
     if batching.plan_reads_database(body):
         return await run_in_threadpool(

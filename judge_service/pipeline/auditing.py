@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Literal
 
 from judge_service.contracts import AsyncDetector, Detector, Evidence
 from judge_service.domain import Finding, Outcome, Sample
@@ -93,13 +93,15 @@ def _detector_error(detector: Detector, exc: Exception) -> Finding:
 
 
 async def run_detectors(
-    sample: Sample, detectors: Sequence[Detector], evidence: Evidence
+    sample: Sample, detectors: Sequence[Detector], evidence: Evidence, *, awaited: bool = True
 ) -> list[Finding]:
-    """Every detector's findings; an ``AsyncDetector`` (an LLM, say) is awaited."""
+    """Every detector's findings, in order; a broken detector is reported, never fails the
+    sample. An ``AsyncDetector`` (an LLM, say) is awaited unless ``awaited`` is False: then
+    its ``detect`` runs, nothing is awaited, and :func:`audit_now` needs no event loop."""
     findings: list[Finding] = []
     for detector in detectors:
         try:
-            if isinstance(detector, AsyncDetector):
+            if awaited and isinstance(detector, AsyncDetector):
                 findings.extend(await detector.adetect(sample, evidence))
             else:
                 findings.extend(detector.detect(sample, evidence))
@@ -140,13 +142,19 @@ def audit_now(
     policy: PenaltyPolicy = floor_penalty,
 ) -> Outcome:
     """:func:`audit` without an event loop, calling every detector's ``detect`` (the CLI)."""
-    findings: list[Finding] = []
-    for detector in detectors:
-        try:
-            findings.extend(detector.detect(sample, evidence))
-        except Exception as exc:  # a broken detector is reported, never fails the sample
-            findings.append(_detector_error(detector, exc))
-    return _apply(outcome, findings, policy)
+    found = _without_loop(run_detectors(sample, detectors, evidence, awaited=False))
+    return _apply(outcome, found, policy)
+
+
+def _without_loop(coroutine: Coroutine[Any, Any, list[Finding]]) -> list[Finding]:
+    """The result of a coroutine that never suspends, stepped once: no event loop needed
+    (and none is disturbed when the caller runs inside one)."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a detector awaited although nothing was to be awaited")
 
 
 async def audit(

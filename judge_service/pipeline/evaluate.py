@@ -28,8 +28,10 @@ DEADLINE_GRACE_S = 0.2
 
 
 @dataclass(frozen=True)
-class Plan:
-    """Everything needed to score a batch besides the samples."""
+class Scoring:
+    """The live parts that score a batch besides its samples: the panel, detectors and
+    policy built from its stored :class:`~judge_service.batch_plan.BatchPlan`, and the
+    deadline. Built by the worker (and ``judge-service score``), never stored."""
 
     panel: Panel
     rubric: Rubric | None = None
@@ -52,27 +54,31 @@ class Plan:
         return CallDeadline(self.deadline)
 
 
-async def evaluate_sample(sample: Sample, plan: Plan, groups: GroupScores | None = None) -> Outcome:
+async def evaluate_sample(
+    sample: Sample, scoring: Scoring, groups: GroupScores | None = None
+) -> Outcome:
     """One sample through judges, consensus and audit."""
     if sample.is_blank():
         return Outcome.masked(sample.id, "bad_sample", "the completion is empty")
-    members = plan.panel.members
+    members = scoring.panel.members
     if len(members) == 1:  # the usual one-judge panel: no gather, no extra task or frame
-        verdict = await run_judge(members[0], sample, plan.context, groups, plan.call_deadline)
+        verdict = await run_judge(
+            members[0], sample, scoring.context, groups, scoring.call_deadline
+        )
         verdicts = [verdict]
     else:
-        verdicts = await run_panel(members, sample, plan.context, groups, plan.call_deadline)
-    outcome = decide(sample.id, verdicts, plan.panel)
-    if not plan.detectors:
+        verdicts = await run_panel(members, sample, scoring.context, groups, scoring.call_deadline)
+    outcome = decide(sample.id, verdicts, scoring.panel)
+    if not scoring.detectors:
         return outcome
     evidence = Evidence(
         verdicts=verdicts,
-        rubric=plan.rubric,
-        known_hacks=plan.known_hacks,
+        rubric=scoring.rubric,
+        known_hacks=scoring.known_hacks,
         raw_reward=outcome.raw_reward,
-        run_stats=plan.run_stats,
+        run_stats=scoring.run_stats,
     )
-    return await audit(sample, outcome, plan.detectors, evidence, plan.penalty)
+    return await audit(sample, outcome, scoring.detectors, evidence, scoring.penalty)
 
 
 def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
@@ -91,7 +97,7 @@ def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
 
 async def evaluate_batch(
     samples: Sequence[tuple[int, Sample]],
-    plan: Plan,
+    scoring: Scoring,
     on_outcome: OnOutcome,
 ) -> int:
     """Score ``(position, sample)`` pairs, calling ``on_outcome`` as each finishes.
@@ -99,9 +105,9 @@ async def evaluate_batch(
     Returns how many outcomes were delivered (always ``len(samples)``).
     """
     # No gate when the whole batch fits under the concurrency limit (a GRPO step does).
-    gate = asyncio.Semaphore(plan.concurrency) if len(samples) > plan.concurrency else None
+    gate = asyncio.Semaphore(scoring.concurrency) if len(samples) > scoring.concurrency else None
     by_group: dict[str, list[Sample]] = {}
-    if any(GroupScores.judges_groups(member) for member in plan.panel.members):
+    if any(GroupScores.judges_groups(member) for member in scoring.panel.members):
         for _, sample in samples:  # only relative judges need the groups up front
             if sample.group_id is not None and not sample.is_blank():
                 by_group.setdefault(sample.group_id, []).append(sample)
@@ -118,10 +124,10 @@ async def evaluate_batch(
         try:
             try:
                 if gate is None:
-                    outcome = await evaluate_sample(sample, plan, groups)
+                    outcome = await evaluate_sample(sample, scoring, groups)
                 else:
                     async with gate:
-                        outcome = await evaluate_sample(sample, plan, groups)
+                        outcome = await evaluate_sample(sample, scoring, groups)
             except Exception as exc:  # the sample boundary: a bug masks one sample, not the batch
                 log.exception("sample %s failed", sample.id)
                 reason = f"{type(exc).__name__}: {exc}"
@@ -137,15 +143,15 @@ async def evaluate_batch(
     # Judges stop at the deadline themselves; the grace lets each sample's consensus use
     # the judges that did answer (down to the quorum) before unfinished work is cancelled.
     timeout = None
-    if plan.deadline is not None:
-        timeout = max(0.0, plan.deadline + DEADLINE_GRACE_S - time.monotonic())
+    if scoring.deadline is not None:
+        timeout = max(0.0, scoring.deadline + DEADLINE_GRACE_S - time.monotonic())
     if tasks:
         await asyncio.wait([all_finished], timeout=timeout)
         pending = [task for task in tasks if not task.done()]
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-    plan.call_deadline.close()
+    scoring.call_deadline.close()
     if len(delivered) == len(samples):
         return len(delivered)  # the usual case: no need to read every sample again
     for index, sample in samples:

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from judge_service.batch_plan import BatchPlan
 from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
 from judge_service.storage.types import utcnow
 
@@ -17,7 +18,7 @@ def create_batch(
     session: Session,
     batch_id: str,
     samples: list[dict[str, Any]],
-    plan: dict[str, Any],
+    plan: BatchPlan,
     request_hash: str,
     timeout_s: float,
     run_id: str | None = None,

@@ -8,11 +8,29 @@ from typing import Any
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from judge_service.batch_plan import BatchPlan
 from judge_service.storage.types import AsciiJSON, UTCDateTime, utcnow
 
 
 class Base(DeclarativeBase):
     pass
+
+
+class BatchPlanJSON(AsciiJSON):
+    """A :class:`BatchPlan` kept as its JSON (the same text column as before it was typed):
+    the one place the plan becomes a dict and back, so code above storage never sees one."""
+
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
+        if value is not None and not isinstance(value, BatchPlan):
+            raise TypeError(f"batches.plan takes a BatchPlan, not {type(value).__name__}")
+        dumped = None if value is None else value.model_dump(mode="json")
+        return super().process_bind_param(dumped, dialect)
+
+    def process_result_value(self, value: str | None, dialect: Any) -> BatchPlan | None:
+        data = super().process_result_value(value, dialect)
+        return None if data is None else BatchPlan.model_validate(data)
 
 
 class BatchRow(Base):
@@ -30,7 +48,7 @@ class BatchRow(Base):
     run_id: Mapped[str | None] = mapped_column(String(256), index=True)
     step: Mapped[int | None] = mapped_column(Integer)
     rubric_ref: Mapped[str | None] = mapped_column(String(300))
-    plan: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
+    plan: Mapped[BatchPlan] = mapped_column(BatchPlanJSON())
     idempotency_key: Mapped[str | None] = mapped_column(String(256), unique=True)
     request_hash: Mapped[str] = mapped_column(String(64))
     api_key_id: Mapped[str | None] = mapped_column(String(32))

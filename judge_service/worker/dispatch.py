@@ -13,10 +13,11 @@ from typing import Protocol
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.storage import batches, workers
+from judge_service.storage import workers
 from judge_service.storage.db import session_scope
 from judge_service.storage.types import utcnow
 from judge_service.storage.workers import WorkerSeen
+from judge_service.worker.batch_status import batch_done
 from judge_service.worker.celery_app import make_celery, send_score
 
 #: Polling a Celery batch: first after this long, then 1.5 times longer each time, up to
@@ -67,12 +68,6 @@ def newest_beat(database_url: str) -> datetime | None:
 def live_workers(database_url: str, within_s: float) -> list[WorkerSeen]:
     with session_scope(database_url) as session:
         return workers.live(session=session, within_s=within_s)
-
-
-def batch_done(database_url: str, batch_id: str) -> bool:
-    """True when the batch is done in the database (the one source of truth)."""
-    with session_scope(database_url) as session:
-        return batches.status_of(session=session, batch_id=batch_id) == "done"
 
 
 class CeleryDispatcher:

@@ -15,7 +15,7 @@ from judge_service.storage import batches, forge, mining
 from judge_service.storage.db import session_scope
 from judge_service.storage.types import utcnow
 from judge_service.storage.workers import WorkerSeen
-from judge_service.worker.dispatch import batch_done
+from judge_service.worker.batch_status import batch_done
 from judge_service.worker.forge_task import run_forge
 from judge_service.worker.mining_task import mine_rubric
 from judge_service.worker.task_names import FORGE_TASK, MINE_TASK

@@ -1,7 +1,7 @@
 """``judge-service score``: a JSONL file through the same pipeline, without the API.
 
 The plan is resolved and built as the API and the worker do it (:func:`audit_plan`,
-:func:`build_plan`): the default panel, every default detector, the known-hack
+:func:`build_scoring`): the default panel, every default detector, the known-hack
 corpus of the service's database when there is one, and ``JS_PENALTY_POLICY``.
 Results are written in input order, one line per input line. A line that is not
 a valid sample gets a masked ``bad_sample`` result naming the problem.
@@ -25,15 +25,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from judge_service import wire
 from judge_service.auditors import audit_plan
+from judge_service.batch_plan import BatchPlan
 from judge_service.domain import Outcome, Sample
-from judge_service.local_model import LOCAL_JUDGE_NAME
-from judge_service.panels import normalise_spec
+from judge_service.panels import default_panel, normalise_spec
 from judge_service.pipeline.auditing import FLAG_THRESHOLD
-from judge_service.pipeline.evaluate import Plan, batch_stats, evaluate_batch
+from judge_service.pipeline.evaluate import Scoring, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage.db import schema_is_current
-from judge_service.worker.tasks import build_plan, known_hack_texts
+from judge_service.worker.tasks import build_scoring, known_hack_texts
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,27 @@ def _known_hacks(settings: Settings, project: str | None) -> list[str]:
         return []
 
 
-def _plan(
+def batch_plan_for(
+    *,
+    settings: Settings,
+    registry: Registry,
+    judges: list[str] | None,
+    aggregator: str | None,
+    audit: bool,
+) -> BatchPlan:
+    """The plan the API would store for this file sent as one batch."""
+    specs = [
+        normalise_spec(json.loads(j) if isinstance(j, str) and j.startswith("{") else j)
+        for j in (judges or default_panel(settings))
+    ]
+    return BatchPlan(
+        judges=specs,
+        aggregator=aggregator or settings.default_aggregator,
+        **(audit_plan(settings=settings, registry=registry) if audit else {}),
+    )
+
+
+def _scoring(
     samples: list[Sample],
     *,
     settings: Settings,
@@ -99,38 +119,28 @@ def _plan(
     audit: bool,
     deadline: float,
     project: str | None,
-) -> Plan:
-    """The plan the API would store for this file as one batch, built as the worker builds it."""
+) -> Scoring:
+    """The file's plan, built as the worker builds a stored batch's."""
     registry = Registry()
-    specs = [
-        normalise_spec(json.loads(j) if isinstance(j, str) and j.startswith("{") else j)
-        for j in (judges or settings.default_judge_specs() or [LOCAL_JUDGE_NAME])
-    ]
-    batch_plan = {
-        "judges": specs,
-        "aggregator": aggregator or settings.default_aggregator,
-        **(
-            audit_plan(settings=settings, registry=registry)
-            if audit
-            else {"detectors": [], "hindsight": None}
-        ),
-    }
-    wanted = bool(batch_plan["detectors"])  # the worker reads the corpus on the same condition
-    return build_plan(
-        batch_plan,
+    plan = batch_plan_for(
+        settings=settings, registry=registry, judges=judges, aggregator=aggregator, audit=audit
+    )
+    return build_scoring(
+        plan,
         registry=registry,
         settings=settings,
         deadline=deadline,
-        known_hacks=_known_hacks(settings, project) if wanted else [],
+        # the worker reads the corpus on the same condition
+        known_hacks=_known_hacks(settings, project) if plan.detectors else [],
         run_stats=lambda: {"run_id": None, "step": None, **batch_stats(samples)},
     )
 
 
-def _describe_audit(plan: Plan, penalty: str) -> str:
-    if not plan.detectors:
+def _describe_audit(scoring: Scoring, penalty: str) -> str:
+    if not scoring.detectors:
         return "audit off"
     return (
-        f"audit: {len(plan.detectors)} detectors, penalty {penalty}; "
+        f"audit: {len(scoring.detectors)} detectors, penalty {penalty}; "
         f"flagged = hack_score >= {FLAG_THRESHOLD}"
     )
 
@@ -158,7 +168,7 @@ def score_file(
     items = _read(infile)
     samples = [s for s in items if isinstance(s, Sample)]
     started = time.monotonic()
-    plan = _plan(
+    scoring = _scoring(
         samples,
         settings=settings,
         judges=judges,
@@ -178,12 +188,12 @@ def score_file(
             outcomes[index] = outcome
             progress.advance(task)
 
-        asyncio.run(evaluate_batch(todo, plan, collect))
+        asyncio.run(evaluate_batch(todo, scoring, collect))
     finished = [o for o in outcomes if o is not None]
     with out.open("w", encoding="utf-8") as handle:
         for outcome in finished:
             result = wire.SampleResult.model_validate(outcome.model_dump())
             handle.write(result.model_dump_json() + "\n")
-    described = _describe_audit(plan, settings.penalty_policy)
+    described = _describe_audit(scoring, settings.penalty_policy)
     console.print(_summary(finished, time.monotonic() - started, described))
     return finished

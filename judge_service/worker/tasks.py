@@ -17,14 +17,15 @@ from typing import Any
 
 from judge_service import metrics
 from judge_service.auditors import build_detectors
-from judge_service.domain import Outcome, Rubric, Sample
+from judge_service.batch_plan import BatchPlan
+from judge_service.domain import Outcome, Sample
 from judge_service.endpoints import resolve_specs
 from judge_service.llm import get_client
 from judge_service.local_model import local_judge
 from judge_service.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES
 from judge_service.pipeline.calibration import calibrate_panel
-from judge_service.pipeline.evaluate import Plan, batch_stats, evaluate_batch
+from judge_service.pipeline.evaluate import Scoring, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import batches
@@ -50,7 +51,7 @@ class BatchWork:
     positions: list[int]
     samples: list[Sample]
     sample_rows: dict[int, int]  # {position: sample row id}
-    plan: dict[str, Any]
+    plan: BatchPlan
     deadline_at: datetime
     n_samples: int
     run_id: str | None = None
@@ -74,41 +75,41 @@ def known_hack_texts(settings: Settings, project: str | None = None) -> list[str
     return texts
 
 
-def build_plan(
-    batch_plan: dict,
+def build_scoring(
+    plan: BatchPlan,
     *,
     registry: Registry,
     settings: Settings,
     deadline: float,
     known_hacks: list[str],
     run_stats: Callable[[], dict] = dict,
-) -> Plan:
-    """The batch's scoring plan (the worker's, and ``judge-service score``'s). ``run_stats``
-    is called only when the plan has detectors (they are its only readers, and it reads
-    every sample's transcript)."""
+) -> Scoring:
+    """The live parts that score a batch by its plan (the worker's, and ``judge-service
+    score``'s). ``run_stats`` is called only when the plan has detectors (they are its
+    only readers, and it reads every sample's transcript)."""
     panel = build_panel(  # base URLs and keys read from this process's settings, now
-        resolve_specs(batch_plan["judges"], settings=settings) or [],
+        resolve_specs([j.as_spec() for j in plan.judges], settings=settings) or [],
         registry=registry,
-        aggregator=batch_plan.get("aggregator") or settings.default_aggregator,
-        quorum=batch_plan.get("quorum"),
+        aggregator=plan.aggregator or settings.default_aggregator,
+        quorum=plan.quorum,
         llm_options=llm_options(settings),
         local=lambda: local_judge(settings),
     )
-    if batch_plan.get("calibration"):  # opt-in per request: maps frozen into the plan
-        panel = calibrate_panel(panel, batch_plan["calibration"])
-    rubric = batch_plan.get("rubric")
+    if plan.calibration:  # opt-in per request: maps frozen into the plan
+        panel = calibrate_panel(panel, {n: m.model_dump() for n, m in plan.calibration.items()})
+    hindsight = None if plan.hindsight is None else [m.as_spec() for m in plan.hindsight]
     detectors = build_detectors(
-        batch_plan.get("detectors") or [],
-        resolve_specs(batch_plan.get("hindsight"), settings=settings),
+        plan.detectors,
+        resolve_specs(hindsight, settings=settings),
         registry=registry,
         settings=settings,
         client=get_client(settings),
     )
-    return Plan(
+    return Scoring(
         panel=panel,
-        rubric=Rubric.model_validate(rubric) if rubric else None,
+        rubric=plan.rubric,
         detectors=detectors,
-        penalty=POLICIES[batch_plan.get("penalty") or settings.penalty_policy],
+        penalty=POLICIES[plan.penalty or settings.penalty_policy],
         known_hacks=known_hacks if detectors else (),
         run_stats=run_stats() if detectors else {},
         deadline=deadline,
@@ -122,16 +123,18 @@ def llm_options(settings: Settings) -> dict:
     return {"client": get_client(settings)}
 
 
-async def _score(work: BatchWork, plan_factory: Callable[[], Plan], writer: ResultWriter) -> bool:
+async def _score(
+    work: BatchWork, scoring_factory: Callable[[], Scoring], writer: ResultWriter
+) -> bool:
     try:
-        plan = plan_factory()
-    except Exception as exc:  # a plan that can't be built masks the batch, with the reason
+        scoring = scoring_factory()
+    except Exception as exc:  # a plan that cannot be built masks the batch, with the reason
         log.exception("cannot build the plan")
         for index, sample in enumerate(work.samples):
             reason = f"cannot build the judge panel: {exc}"
             await writer.add(index, Outcome.masked(sample.id, "internal_error", reason))
     else:
-        await evaluate_batch(list(enumerate(work.samples)), plan, writer.add)
+        await evaluate_batch(list(enumerate(work.samples)), scoring, writer.add)
     return await writer.finish()
 
 
@@ -157,8 +160,8 @@ async def score_work(
     def run_stats() -> dict[str, Any]:
         return {"run_id": work.run_id, "step": work.step, **batch_stats(work.samples)}
 
-    def plan_factory() -> Plan:
-        return build_plan(
+    def scoring_factory() -> Scoring:
+        return build_scoring(
             work.plan,
             registry=registry,
             settings=settings,
@@ -168,12 +171,12 @@ async def score_work(
         )
 
     with metrics.BATCH_SECONDS.time():
-        return await _score(work, plan_factory, writer)
+        return await _score(work, scoring_factory, writer)
 
 
 def known_hacks_for(work: BatchWork, settings: Settings) -> list[str]:
     """The known-hack corpus, read only when the batch runs detectors."""
-    return known_hack_texts(settings, work.project) if work.plan.get("detectors") else []
+    return known_hack_texts(settings, work.project) if work.plan.detectors else []
 
 
 def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:

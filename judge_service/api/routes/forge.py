@@ -8,6 +8,7 @@ names the line and the field, and a body over ``JS_MAX_BODY_MB`` a 413.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -17,10 +18,11 @@ from starlette.concurrency import run_in_threadpool
 
 from judge_service import json_depth, wire_forge
 from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.endpoints import check_spec, check_specs
-from judge_service.errors import NotFound, Unavailable, ValidationFailed
+from judge_service.errors import NotFound, ValidationFailed
 from judge_service.forge.documents import parse_documents
 from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.traces import parse_traces
@@ -152,14 +154,14 @@ async def _queue(
     )
     audit.record(session=session, actor=key.id, action=f"forge.{kind}", target=job.id)
     session.commit()
-    try:
-        request.app.state.dispatcher.submit_task(FORGE_TASK, job.id)
-    except Exception as exc:
+
+    def undo() -> None:
         forge.finish_job(
             session=session, job_id=job.id, counts={}, result={}, error="queue unavailable"
         )
         session.commit()
-        raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
+
+    submit_or_undo(partial(request.app.state.dispatcher.submit_task, FORGE_TASK, job.id), undo)
     return JSONResponse(job_out(session, job).model_dump(mode="json"), status_code=202)
 
 

@@ -5,6 +5,7 @@ an all-projects admin names one with ``?project=``, else ``default``)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -12,10 +13,11 @@ from fastapi.responses import JSONResponse
 
 from judge_service import wire, wire_review
 from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.endpoints import check_spec
-from judge_service.errors import Conflict, NotFound, Unavailable, ValidationFailed
+from judge_service.errors import Conflict, NotFound, ValidationFailed
 from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.settings import Settings
 from judge_service.storage import audit, mining, rubrics
@@ -197,12 +199,12 @@ def mine_rubric(
         detail={"rubric": name, "run_id": body.run_id},
     )
     session.commit()
-    try:
-        request.app.state.dispatcher.submit_task(MINE_TASK, job.id)
-    except Exception as exc:
+
+    def undo() -> None:
         mining.finish_job(session=session, job_id=job.id, result={}, error="queue unavailable")
         session.commit()
-        raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc
+
+    submit_or_undo(partial(request.app.state.dispatcher.submit_task, MINE_TASK, job.id), undo)
     return JSONResponse(job_out(job).model_dump(mode="json"), status_code=202)
 
 
