@@ -18,8 +18,10 @@ SOURCES = [
 ]  # fmt: skip
 
 
-def test_the_wheel_holds_the_data_files_and_builds_without_warnings(tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
+def build_wheel(tmp: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``pip wheel`` of a copy of the checkout's sources (no build/ or egg-info in it) into
+    ``tmp/dist``: what a fresh clone builds."""
+    tree = tmp / "tree"
     tree.mkdir()
     for name in SOURCES:
         source = ROOT / name
@@ -27,11 +29,15 @@ def test_the_wheel_holds_the_data_files_and_builds_without_warnings(tmp_path: Pa
             shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, tree / name)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(tmp_path / "dist"), str(tree)],
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", *flags, "--no-deps", "--no-build-isolation",
+         "--no-index", "-w", str(tmp / "dist"), str(tree)],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
+
+
+def test_the_wheel_holds_the_data_files_and_builds_without_warnings(tmp_path: Path) -> None:
+    done = build_wheel(tmp_path, "-v")
     assert done.returncode == 0, done.stderr[-3000:]
     build_output = done.stdout + done.stderr
     assert "BuildBackendWarning" not in build_output, build_output[-6000:]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import httpx
 import pytest
 
 from tests.helpers import Process, free_port, service_env
-from tests.test_packaging import SOURCES
+from tests.test_packaging import build_wheel
 
 pytestmark = pytest.mark.e2e
 
@@ -49,19 +48,7 @@ INSTALL_S = 1200  # a cold pip cache on a loaded 2-core machine
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, built from a copy of the checkout (no build/ or egg-info left in it)."""
     tmp = tmp_path_factory.mktemp("wheel")
-    tree = tmp / "tree"
-    tree.mkdir()
-    for name in SOURCES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, tree / name)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(tmp / "dist"), str(tree)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    done = build_wheel(tmp, "-q")
     assert done.returncode == 0, done.stderr[-3000:]
     (built,) = (tmp / "dist").glob("judge_service-*.whl")
     return built
