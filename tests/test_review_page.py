@@ -38,20 +38,28 @@ SCREENSHOT = ROOT / "docs" / "review-page.png"
 
 
 def refund_rollout(i: int) -> dict:
-    """A customer-refund conversation with tool calls; odd ones skip the order lookup."""
+    """A customer-refund conversation with tool calls; odd ones skip the order lookup (and
+    the refund call), so their refund is a claim no tool backs."""
+
+    def call(name: str, arguments: str, result: str, n: int) -> list[dict]:
+        function = {"name": name, "arguments": arguments}
+        return [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": f"c{i}-{n}", "type": "function", "function": function}],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}-{n}", "content": result},
+        ]
+
     lookup = [
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": f"c{i}",
-                    "type": "function",
-                    "function": {"name": "lookup_order", "arguments": '{"order_id": "A-1234"}'},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": f"c{i}", "content": '{"status": "delivered", "days": 12}'},
+        *call(
+            "lookup_order",
+            '{"order_id": "A-1234"}',
+            '{"status": "delivered", "days": 12, "return_window_days": 30, "total": "EUR 49.90"}',
+            1,
+        ),
+        *call("refund_order", '{"order_id": "A-1234"}', '{"refunded": "EUR 49.90"}', 2),
     ]
     reply = {
         "role": "assistant",
