@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from judge_service.api.app import create_app
 from judge_service.settings import Settings, get_settings
+from judge_service.storage.db import upgrade
 from tests.conftest import make_key
 
 
@@ -183,8 +184,9 @@ def test_health_and_docs_need_no_key(client):
     assert "/v1/rewards" in client.get("/openapi.json").json()["paths"]
 
 
-def test_too_many_samples_is_422(migrated_sqlite_url):
-    settings = get_settings(database_url=migrated_sqlite_url, max_batch_samples=2)
+def test_too_many_samples_is_422(tmp_path):
+    settings = get_settings(database_url=f"sqlite:///{tmp_path / 'j.db'}", max_batch_samples=2)
+    upgrade(settings.database_url)
     headers = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
     samples = [{**GOOD["samples"][0], "id": str(i)} for i in range(3)]
     with TestClient(create_app(settings)) as client:
@@ -193,8 +195,9 @@ def test_too_many_samples_is_422(migrated_sqlite_url):
         assert err["detail"]["field"] == "samples"
 
 
-def test_body_over_the_limit_is_413(migrated_sqlite_url):
-    settings = get_settings(database_url=migrated_sqlite_url, max_body_mb=0.01)
+def test_body_over_the_limit_is_413(tmp_path):
+    settings = get_settings(database_url=f"sqlite:///{tmp_path / 'j.db'}", max_body_mb=0.01)
+    upgrade(settings.database_url)
     headers = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
     big = {**GOOD, "samples": [{**GOOD["samples"][0], "completion": "x" * 20_000}]}
     with TestClient(create_app(settings)) as client:

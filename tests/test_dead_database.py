@@ -104,11 +104,12 @@ def test_an_unopenable_sqlite_file_is_503(tmp_path: Path):
     assert error["detail"] == {"reason": "unable to open database file"}
 
 
-def test_a_database_bug_stays_500(migrated_sqlite_url: str):
+def test_a_database_bug_stays_500(sqlite_url: str):
     """A missing table is a bug (or a broken migration), not an outage: 500, no Retry-After."""
-    with create_engine(migrated_sqlite_url).begin() as connection:
+    upgrade(sqlite_url)
+    with create_engine(sqlite_url).begin() as connection:
         connection.execute(text("DROP TABLE api_keys"))
-    settings = get_settings(database_url=migrated_sqlite_url, broker_url=None, cache_url=None)
+    settings = get_settings(database_url=sqlite_url, broker_url=None, cache_url=None)
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
         response = client.post("/v1/rewards", json=GOOD, headers={"Authorization": "Bearer js_x"})
         assert client.get("/readyz").status_code == 200  # the database itself answers

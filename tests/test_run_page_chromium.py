@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Route, expect, sync_playwright
 
+from judge_service.storage.db import upgrade
 from tests.conftest import ROOT, make_key
 from tests.helpers import Server, service_env
 from tests.test_review_page import ARGS, CHROMIUM
@@ -24,8 +25,9 @@ from tests.test_run_page import RUN, build_run
 SCREENSHOT = ROOT / "docs" / "run-page.png"
 
 
-def test_the_run_page_in_chromium(tmp_path: Path, migrated_sqlite_url: str):
-    db = migrated_sqlite_url
+def test_the_run_page_in_chromium(tmp_path: Path):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    upgrade(db)
     reviewer = make_key(db, "reviewer")
     bearer = {
         role: {"Authorization": f"Bearer {make_key(db, role)}"} for role in ("trainer", "reviewer")

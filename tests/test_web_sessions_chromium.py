@@ -18,6 +18,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
+from judge_service.storage.db import upgrade
 from judge_service.worker.review_enqueue import enqueue_review
 from tests.conftest import make_key
 from tests.helpers import Server, service_env
@@ -71,9 +72,10 @@ def attacker() -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def test_a_page_on_another_port_cannot_ride_the_session(
-    tmp_path: Path, attacker: tuple[str, dict[str, str]], migrated_sqlite_url: str
+    tmp_path: Path, attacker: tuple[str, dict[str, str]]
 ):
-    db = migrated_sqlite_url
+    db = f"sqlite:///{tmp_path / 'ride.db'}"
+    upgrade(db)
     admin = make_key(db, "admin")
     enqueue_review(flagged_batch(db, [0.92]), database_url=db)
     bearer = {"Authorization": f"Bearer {admin}"}
