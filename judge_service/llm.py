@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from judge_service.domain import NO_USAGE, CallUsage
@@ -208,9 +208,10 @@ class ModelClient:
         usage = NO_USAGE  # frozen: summed only when a re-ask adds a second call
         history = list(messages() if callable(messages) else messages)
         for attempt in range(2):  # the first answer, then one re-ask
-            text, spent = await self._call(
-                model, limits, lean, request, history, timeout, deadline, usage, free
+            attempt_once = functools.partial(
+                self._attempt, model, limits, lean, request, history, timeout, deadline, usage, free
             )
+            text, spent = await self._call(model, deadline, usage, attempt_once)
             usage = spent if usage is NO_USAGE else usage + spent
             try:
                 verdict = parse_reply(text, schema)
@@ -230,17 +231,12 @@ class ModelClient:
     async def _call(
         self,
         model: str,
-        limits: tuple[asyncio.Semaphore, ...],
-        lean: Endpoint | None,
-        request: dict[str, Any],
-        messages: Messages,
-        timeout: float,
         deadline: float | None,
         usage: CallUsage,
-        free: bool,
+        attempt: Callable[[], Awaitable[tuple[str | None, CallUsage]]],
     ) -> tuple[str | None, CallUsage]:
-        """One completion (its text and usage), retried on transient failures within
-        ``deadline``; through the lean transport when ``lean`` says where, else litellm."""
+        """One completion (its text and usage): ``attempt`` (one try of :meth:`_attempt`),
+        retried on transient failures within ``deadline``."""
         retries = CallRetries(
             model=model,
             attempts=self.max_retries + 1,
@@ -250,9 +246,8 @@ class ModelClient:
             retryable=_retryable,
             timed_out=_timed_out,
         )
-        args = (model, limits, lean, request, messages, timeout, deadline, usage, free)
         try:
-            return await retries.run(functools.partial(self._attempt, *args))
+            return await retries.run(attempt)
         except ModelTimeout:
             raise
         except Exception as exc:
@@ -274,7 +269,8 @@ class ModelClient:
         usage: CallUsage,
         free: bool,
     ) -> tuple[str | None, CallUsage]:
-        """One try of :meth:`_call`: a slot, then the request, both within the deadline."""
+        """One try of a completion: a slot, then the request, both within the deadline; through
+        the lean transport when ``lean`` says where, else litellm."""
         await _acquire(limits, deadline, model, usage)
         try:
             left = _left(timeout, deadline, model, usage)
