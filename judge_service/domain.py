@@ -1,8 +1,10 @@
 """Domain objects the pipeline works on: samples, rubrics, verdicts, findings, outcomes.
 
-Pure pydantic, importing nothing else of the package. Prompts and completions
-arrive already validated by the wire layer, so here they are plain text or a
-list of OpenAI-style message dicts.
+Pure pydantic, importing nothing of the package but the wire contract: an
+``Outcome`` is the wire's ``SampleResult`` with the judges' and the audit's full
+records, so the two can never drift apart. Prompts and completions arrive already
+validated by the wire layer, so here they are plain text or a list of OpenAI-style
+message dicts.
 """
 
 from __future__ import annotations
@@ -12,10 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judge_service.wire import FailureKind, SampleResult
+
 Chat = list[dict[str, Any]]
-FailureKind = Literal[
-    "judge_failed", "below_quorum", "timeout", "bad_sample", "flagged_hack", "internal_error"
-]
 Severity = Literal["info", "low", "medium", "high"]
 #: What backs a finding. ``code``: the submitted code does it (from its AST); ``tool``: a tool
 #: call did it or a tool's output contradicts a claim; ``output``: the answer text itself is the
@@ -219,21 +220,13 @@ class Finding(BaseModel):
         return self.basis in ACT_BASES
 
 
-class Outcome(BaseModel):
-    """The scored result of one sample, as stored and as answered."""
+class Outcome(SampleResult):
+    """The scored result of one sample, as stored and as answered: the wire's
+    ``SampleResult`` with each judge's and each finding's full record, and the calls' cost.
+    ``wire.SampleResult.model_validate(outcome.model_dump())`` is its answer form."""
 
-    id: str
-    reward: float | None
-    valid: bool
-    failure_kind: FailureKind | None = None
-    failure_reason: str | None = None
-    raw_reward: float | None = None
-    penalty: float = 0.0
-    hack_score: float = 0.0
-    components: dict[str, float] = Field(default_factory=dict)
-    judges: list[Verdict] = Field(default_factory=list)
-    agreement: float | None = None
-    findings: list[Finding] = Field(default_factory=list)
+    judges: list[Verdict] = Field(default_factory=list)  # type: ignore[assignment]
+    findings: list[Finding] = Field(default_factory=list)  # type: ignore[assignment]
     usage: CallUsage = NO_USAGE
 
     @classmethod

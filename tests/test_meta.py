@@ -101,12 +101,18 @@ def test_import_resolution_sees_the_real_imports() -> None:
     assert "judge_service.domain" in found
 
 
-@pytest.mark.parametrize("module", ["domain", "wire", "errors", "settings"])
-def test_leaf_modules_import_nothing_of_the_package(module: str) -> None:
+@pytest.mark.parametrize(
+    ("module", "allowed"),
+    [("domain", ["judge_service.wire"]), ("wire", []), ("errors", []), ("settings", [])],
+)
+def test_leaf_modules_import_nothing_of_the_package(module: str, allowed: list[str]) -> None:
+    """The leaves import nothing of the package; the domain only the wire contract (an
+    ``Outcome`` is a ``SampleResult`` with full records)."""
     path = PACKAGE / f"{module}.py"
     assert path.exists()
     imports = [m for m in imported_modules(path) if of_package(m, "judge_service")]
-    assert imports == [], f"judge_service/{module}.py imports {imports}"
+    unexpected = [m for m in imports if not any(m == a or m.startswith(f"{a}.") for a in allowed)]
+    assert unexpected == [], f"judge_service/{module}.py imports {unexpected}"
     assert not [m for m in imported_modules(path) if of_package(m, "judge_service_plugins")]
 
 
@@ -322,3 +328,24 @@ def test_judge_service_has_no_import_cycle() -> None:
             cycles.append(" -> ".join(reversed(cycle)))
             graph[cycle[1]].discard(cycle[0])  # break it to look for the next one
     assert cycles == [], "import cycles in judge_service:\n" + "\n".join(cycles)
+
+
+def test_an_outcome_is_the_wire_result_with_full_records() -> None:
+    """One outcome model: every field of the wire's result is an outcome's, and an outcome's
+    dump reads back as the wire's result with the same values."""
+    from judge_service.domain import Finding, Outcome, Verdict
+    from judge_service.wire import SampleResult
+
+    assert issubclass(Outcome, SampleResult)
+    assert set(SampleResult.model_fields) < set(Outcome.model_fields)
+    outcome = Outcome(
+        id="s1",
+        reward=0.25,
+        valid=True,
+        judges=[Verdict(judge="j", weight=2.0, score=0.25)],
+        findings=[Finding(detector="d", kind="k", severity="low", confidence=0.5, evidence="e")],
+    )
+    answer = SampleResult.model_validate(outcome.model_dump())
+    assert answer.reward == 0.25 and answer.judges[0].score == 0.25
+    assert answer.findings[0].kind == "k"
+    assert "usage" not in answer.model_dump()
