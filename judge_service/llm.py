@@ -81,7 +81,7 @@ def _retryable(exc: BaseException) -> bool:
     return getattr(exc, "status_code", None) in _RETRY_STATUS
 
 
-#: Models litellm could not price; pricing them again costs ~1 ms of CPU per call for nothing.
+#: Models litellm could not price; pricing them again costs CPU on every call for nothing.
 _UNPRICED: set[str] = set()
 
 

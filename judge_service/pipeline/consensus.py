@@ -36,8 +36,8 @@ def agreement(scores: list[float], weights: list[float]) -> float:
     return max(0.0, 1.0 - 2.0 * math.sqrt(variance))
 
 
-#: ``Outcome``'s validator, called with a dict: ~1 µs less than ``Outcome(...)`` (no
-#: keyword packing in ``BaseModel.__init__``), once per sample.
+#: ``Outcome``'s validator, called with a dict: no keyword packing in ``BaseModel.__init__``
+#: on this per-sample path.
 _OUTCOME = Outcome.__pydantic_validator__
 
 

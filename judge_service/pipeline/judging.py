@@ -77,8 +77,8 @@ class CallDeadline:
             self.timer.cancel()
 
 
-#: ``Verdict``'s validator, called with a dict: ~1 µs less than ``Verdict(...)`` (no
-#: keyword packing in ``BaseModel.__init__``), once per judge answer.
+#: ``Verdict``'s validator, called with a dict: no keyword packing in ``BaseModel.__init__``
+#: on this per-answer path.
 _VERDICT = Verdict.__pydantic_validator__
 
 

@@ -24,10 +24,7 @@ from judge_service.storage.results import ScoredSample, save_results
 DB_WRITERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="judge-db-write")
 FLUSH_EVERY = 256
 #: Outcomes wait at most this long to be written. Short, because the batch's last write is
-#: on the trainer's clock (it holds the done mark) and carries what came in since the one
-#: before: at 0.5 s it held a third of a GRPO step's 256 outcomes (~8 ms of a 0.79 s step);
-#: at 0.1 s the step waited 2-5% less against the same bare client (bench/grpo_wait.py),
-#: the writes before it running while the scoring loop waits on the judges.
+#: on the trainer's clock (it holds the done mark); docs/benchmarks.md has the measurement.
 FLUSH_INTERVAL_S = 0.1
 
 
