@@ -6,6 +6,11 @@ lets the page's font draw the labels; the SVG carries no date and salts its ids 
 plot's name, so the same report draws the same bytes and two plots on a page share no id.
 Every series is a ``<g id="{plot}-{series}">`` and every alarm marker
 ``<g id="{plot}-alarm-{kind}">``, which is what the tests look for.
+
+What the curves must not say: a step without a value (null) is a gap in its line, never a
+0 nor a straight line across; hack kinds wear their own marker and dash pattern, and where
+two of them share a value they are drawn a point or two apart (the plot's note says so), so
+four kinds in the legend are four lines on the plot.
 """
 
 from __future__ import annotations
@@ -14,16 +19,20 @@ import io
 import math
 import re
 import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.transforms import offset_copy
 
 INK, MUTED, GRID, ALARM = "#1d2330", "#5d6677", "#dde1e8", "#b3261e"
 KIND_COLOURS = ("#9a6700", "#7b3fb0", "#0f7c8c", "#c2185b", "#5d6677", "#2e7d32", "#ef6c00")
+KIND_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+KIND_DASHES = ((6, 2), (2, 2), (6, 2, 1, 2), (1, 1), (4, 1, 1, 1, 1, 1), (8, 3), (3, 1))
+KIND_OFFSET_PT = 2.5  # how far apart kinds that share a value are drawn, in points
 #: Which curves each alarm kind of :func:`judge_service.review.run_report.alarms` concerns.
 ALARM_SERIES = {
     "reward_up_hacks_up": (("reward", "raw_reward"), ("hacks", "hack_rate")),
@@ -57,25 +66,53 @@ class Plot:
     name: str
     title: str
     svg: str
+    note: str = ""  # said under the plot: what it draws other than as the data has it
 
 
 @dataclass(frozen=True)
 class Series:
     key: str
     label: str
-    points: list[tuple[float, float]]
+    points: list[tuple[float, float]]  # y is NaN where the step has no value: a gap
     colour: str
     width: float = 2.0
     dashed: bool = False
     on_top: bool = False
+    marker: str = "o"
+    dashes: tuple[float, ...] | None = None  # a pattern of its own (``dashed`` is "--")
+    offset_pt: float = 0.0  # drawn this many points above its values
+
+
+def _value(value: Any) -> float:
+    """A float, NaN for a missing or non-finite one (matplotlib breaks the line there)."""
+    return float(value) if value is not None and math.isfinite(float(value)) else math.nan
 
 
 def _points(steps: Sequence[dict[str, Any]], key: str) -> list[tuple[float, float]]:
-    return [
-        (float(row["step"]), float(row[key]))
-        for row in steps
-        if row.get(key) is not None and math.isfinite(float(row[key]))
-    ]
+    return [(float(row["step"]), _value(row.get(key))) for row in steps]
+
+
+def _finite(points: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    return [(x, y) for x, y in points if math.isfinite(y)]
+
+
+def _kinds_apart(kinds: list[Series]) -> tuple[list[Series], str]:
+    """The kind series drawn apart, and the note saying so, when two share a value at a
+    step; as they are, with no note, otherwise."""
+    seen: set[tuple[float, float]] = set()
+    shared = False
+    for s in kinds:
+        values = set(_finite(s.points))
+        shared = shared or bool(values & seen)
+        seen |= values
+    if not shared:
+        return kinds, ""
+    middle = (len(kinds) - 1) / 2
+    apart = [replace(s, offset_pt=(i - middle) * KIND_OFFSET_PT) for i, s in enumerate(kinds)]
+    return apart, (
+        f"Kinds with equal values are drawn {KIND_OFFSET_PT:g} pt apart so each stays "
+        "visible; the table below has the exact figures."
+    )
 
 
 def _draw(
@@ -86,14 +123,17 @@ def _draw(
     ylim: tuple[float, float] | None,
     alarms: Sequence[tuple[str, str]],
     last_step: float,
+    empty: str = "no data yet",
 ) -> str:
-    """One figure; ``alarms`` are ``(kind, series key)`` marked at the latest step."""
+    """One figure; ``alarms`` are ``(kind, series key)`` marked at the series' latest value;
+    ``empty`` is said when no series has a value."""
     with _DRAWING, rc_context({**STYLE, "svg.hashsalt": name}):
         figure = Figure(figsize=(5.4, 2.7))
         axes: Axes = figure.subplots(gridspec_kw=MARGINS)  # fixed: a layout engine doubles the time
         drawn: dict[str, list[tuple[float, float]]] = {}
         for s in series:
-            if not s.points:
+            finite = _finite(s.points)
+            if not finite:
                 continue
             xs, ys = zip(*s.points, strict=True)
             (line,) = axes.plot(
@@ -102,13 +142,19 @@ def _draw(
                 color=s.colour,
                 linewidth=s.width,
                 linestyle="--" if s.dashed else "-",
-                marker="o" if len(s.points) <= MARKERS_UP_TO else None,
+                marker=s.marker if len(s.points) <= MARKERS_UP_TO else None,
                 markersize=3.5,
                 label=s.label,
                 zorder=3 if s.on_top else 2,
             )
+            if s.dashes is not None:
+                line.set_dashes(s.dashes)
+            if s.offset_pt:  # after plotting, so the limits still come from the values
+                line.set_transform(
+                    offset_copy(axes.transData, fig=figure, y=s.offset_pt, units="points")
+                )
             line.set_gid(f"{name}-{s.key}")
-            drawn[s.key] = list(s.points)
+            drawn[s.key] = finite
         if ylim is not None:
             ys_drawn = [y for pts in drawn.values() for _, y in pts]
             low, high = min([ylim[0], *ys_drawn]), max([ylim[1], *ys_drawn])
@@ -143,7 +189,7 @@ def _draw(
         if drawn:
             axes.legend(loc="best", fontsize=8, frameon=False)
         else:
-            axes.text(0.5, 0.5, "no data yet", ha="center", va="center", color=MUTED,
+            axes.text(0.5, 0.5, empty, ha="center", va="center", color=MUTED,
                       transform=axes.transAxes)  # fmt: skip
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata=dict.fromkeys(NO_METADATA))
@@ -170,24 +216,48 @@ def _alarms_for(plot: str, alarms: Sequence[dict[str, str]]) -> list[tuple[str, 
     return marks
 
 
-def run_plots(report: dict[str, Any], kappa: Sequence[tuple[int, float]] = ()) -> list[Plot]:
+def run_plots(
+    report: dict[str, Any],
+    kappa: Sequence[tuple[int, float]] = (),
+    *,
+    one_judge: Collection[int] = (),
+) -> list[Plot]:
     """The four plots of a run report (rows without a step are left out); ``kappa`` is
-    ``(step, Cohen's kappa of the final reward against human labels)`` where there are labels."""
+    ``(step, Cohen's kappa of the final reward against human labels)`` where there are labels;
+    ``one_judge`` are the steps scored by a one-judge panel, whose agreement (1 by
+    definition) is not drawn."""
     steps = [row for row in report["steps"] if row["step"] is not None]
+    notes: dict[str, str] = {}
+    empty = dict.fromkeys(("reward", "hacks", "agreement", "no_advantage"), "no data yet")
+    alone = [str(row["step"]) for row in steps if row["step"] in one_judge]
+    if alone:
+        every = len(alone) == len(steps)
+        where = "" if every else f" at step {', '.join(alone)}"
+        notes["agreement"] = (
+            f"One judge on the panel{where}: agreement is 1 by definition, not drawn."
+        )
+        if every:
+            empty["agreement"] = "one judge: no agreement"
     alarms = report.get("alarms", [])
     last = float(steps[-1]["step"]) if steps else 0.0
     kinds = sorted({kind for row in steps for kind in row["hack_rate_by_kind"]})
-    by_kind = [
-        Series(
-            f"kind-{kind}",
-            kind,
-            [(float(r["step"]), float(r["hack_rate_by_kind"].get(kind, 0.0))) for r in steps],
-            KIND_COLOURS[i % len(KIND_COLOURS)],
-            width=1.3,
-            dashed=True,
-        )
-        for i, kind in enumerate(kinds)
-    ]
+    by_kind, apart = _kinds_apart(
+        [
+            Series(
+                f"kind-{kind}",
+                kind,
+                # a step's samples with no finding of this kind: a true 0
+                [(float(r["step"]), _value(r["hack_rate_by_kind"].get(kind, 0.0))) for r in steps],
+                KIND_COLOURS[i % len(KIND_COLOURS)],
+                width=1.3,
+                marker=KIND_MARKERS[i % len(KIND_MARKERS)],
+                dashes=KIND_DASHES[i % len(KIND_DASHES)],
+            )
+            for i, kind in enumerate(kinds)
+        ]
+    )
+    if apart:
+        notes["hacks"] = apart
     specs: list[tuple[str, str, str, list[Series], tuple[float, float] | None]] = [
         (
             "reward",
@@ -216,7 +286,15 @@ def run_plots(report: dict[str, Any], kappa: Sequence[tuple[int, float]] = ()) -
             "Judge agreement, and κ against human labels",
             "agreement / κ",
             [
-                Series("agreement", "panel agreement", _points(steps, "agreement_mean"), INK),
+                Series(
+                    "agreement",
+                    "panel agreement",
+                    [
+                        (x, math.nan if x in one_judge else y)
+                        for x, y in _points(steps, "agreement_mean")
+                    ],
+                    INK,
+                ),
                 Series(
                     "kappa",
                     "κ vs human labels",
@@ -253,7 +331,9 @@ def run_plots(report: dict[str, Any], kappa: Sequence[tuple[int, float]] = ()) -
                 ylim=ylim,
                 alarms=_alarms_for(name, alarms),
                 last_step=last,
+                empty=empty[name],
             ),
+            notes.get(name, ""),
         )
         for name, title, ylabel, series, ylim in specs
     ]

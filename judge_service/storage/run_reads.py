@@ -146,3 +146,20 @@ def labelled_rewards(
         votes[sample_pk] = votes.get(sample_pk, 0) + (1 if label == "good" else -1)
         facts[sample_pk] = (step, float(reward))
     return [(*facts[pk], vote > 0) for pk, vote in votes.items() if vote != 0]
+
+
+def one_judge_steps(*, session: Session, run_id: str, project: str | None = None) -> set[int]:
+    """The run's steps whose finished batches (of ``project``) all had a one-judge panel (the
+    plan's judges): a panel of one agrees with itself, its agreement says nothing."""
+    largest: dict[int, int] = {}
+    rows = session.execute(
+        select(BatchRow.step, BatchRow.plan).where(
+            BatchRow.run_id == run_id,
+            BatchRow.status == "done",
+            BatchRow.step.is_not(None),
+            _of_project(project),
+        )
+    )
+    for step, plan in rows:
+        largest[step] = max(largest.get(step, 0), len(plan.judges))
+    return {step for step, size in largest.items() if size == 1}

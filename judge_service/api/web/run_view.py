@@ -19,7 +19,12 @@ from judge_service.review import agreement
 from judge_service.review.run_report import FLAG, run_report
 from judge_service.storage.forge_runs import run_tiers
 from judge_service.storage.labels import CONSENSUS, labeled_scores
-from judge_service.storage.run_reads import flagged_rollouts, labelled_rewards, list_runs
+from judge_service.storage.run_reads import (
+    flagged_rollouts,
+    labelled_rewards,
+    list_runs,
+    one_judge_steps,
+)
 from judge_service.storage.runs import run_samples
 from judge_service.storage.tables import ApiKeyRow
 
@@ -64,6 +69,7 @@ def run_page(
         for p in labeled_scores(session=session, run_id=run_id, project=project)
     )
     stepped = [row for row in report["steps"] if row["step"] is not None]
+    one_judge = one_judge_steps(session=session, run_id=run_id, project=project)
     # read only: stores no tier
     _, tier_shares = run_tiers(session=session, run_id=run_id, project=project)
     from judge_service.review.run_plots import run_plots, tier_plot  # matplotlib: on first view
@@ -74,7 +80,8 @@ def run_page(
         report=report,
         latest=stepped[-1] if stepped else report["steps"][-1],
         unstepped=next((row for row in report["steps"] if row["step"] is None), None),
-        plots=run_plots(report, kappa),
+        plots=run_plots(report, kappa, one_judge=one_judge),
+        one_judge=one_judge,
         tier_plot=tier_plot(tier_shares) if tier_shares else None,
         tier_shares=tier_shares,
         tiers=TIERS,
