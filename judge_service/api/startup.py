@@ -1,9 +1,10 @@
 """Start-up work that needs the database, done whenever the database is there.
 
-``serve`` migrates (when asked) and the embedded executor resumes unfinished batches as the
-process starts. With the database down, the process serves anyway: one log line says so,
-``/readyz`` and every route that needs the database answer 503, and a thread retries the
-remaining steps, in order, until they pass. No restart is needed once the database is back.
+``serve`` migrates (when asked) and the embedded executor starts its heartbeat and sweeper
+(whose first pass picks up what a previous process left) as the process starts. With the
+database down, the process serves anyway: one log line says so, ``/readyz`` and every route
+that needs the database answer 503, and a thread retries the remaining steps, in order,
+until they pass. No restart is needed once the database is back.
 """
 
 from __future__ import annotations

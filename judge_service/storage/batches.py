@@ -168,11 +168,3 @@ def finish_if_complete(*, session: Session, batch_id: str) -> bool:
         return False
     mark_done(session=session, batch_id=batch_id)
     return True
-
-
-def unfinished_batch_ids(*, session: Session, created_before: datetime | None = None) -> list[str]:
-    """Batches not yet done (to resume after a crash of the embedded executor)."""
-    query = select(BatchRow.id).where(BatchRow.status != "done").order_by(BatchRow.created_at)
-    if created_before is not None:
-        query = query.where(BatchRow.created_at < created_before)
-    return list(session.scalars(query))

@@ -84,11 +84,6 @@ def finish_job(
     )
 
 
-def unfinished_job_ids(*, session: Session) -> list[str]:
-    query = select(ForgeJobRow.id).where(ForgeJobRow.status.in_(("queued", "running")))
-    return list(session.scalars(query.order_by(ForgeJobRow.created_at)))
-
-
 def clear_job_output(*, session: Session, job_id: str) -> None:
     """Drop what an interrupted run of the job wrote, so the re-run writes it whole."""
     session.execute(delete(ForgeTaskRow).where(ForgeTaskRow.job_id == job_id))

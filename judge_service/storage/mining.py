@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from judge_service.storage.review_tables import MiningJobRow
@@ -64,8 +64,3 @@ def finish_job(
             error=safe_text(error, 4000),
         )
     )
-
-
-def unfinished_job_ids(*, session: Session) -> list[str]:
-    query = select(MiningJobRow.id).where(MiningJobRow.status.in_(("queued", "running")))
-    return list(session.scalars(query.order_by(MiningJobRow.created_at)))

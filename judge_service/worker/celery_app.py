@@ -20,7 +20,7 @@ from celery import Celery
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.worker.broker_transport import TRANSPORT
-from judge_service.worker.task_names import FORGE_TASK, MINE_TASK, SCORE_TASK
+from judge_service.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK, SCORE_TASK
 
 QUEUE = "judge_service"
 
@@ -61,10 +61,6 @@ def make_celery(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
     )
     return app
-
-
-#: The task that runs each kind of job (``storage.lost_jobs.JobKind``).
-JOB_TASKS = {"mining": MINE_TASK, "forge": FORGE_TASK}
 
 
 def send_score(app: Celery, batch_id: str) -> None:

@@ -30,7 +30,7 @@ class Dispatcher(Protocol):
     """What the API needs from whoever scores its batches."""
 
     def start(self) -> None:
-        """Begin taking work (the embedded executor resumes what a previous process left)."""
+        """Begin taking work (the embedded executor starts its heartbeat and sweeper)."""
 
     def submit(self, batch_id: str) -> None:
         """Hand a committed batch to a worker; raises when the queue is unreachable."""

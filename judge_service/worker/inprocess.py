@@ -1,32 +1,44 @@
-"""The embedded executor: the same task code as Celery, on threads of this process."""
+"""The embedded executor: a worker like a Celery one, on threads of the API process.
+
+It owns a :class:`Leases` and the same heartbeat and sweeper (:class:`Liveness`) as a Celery
+worker process, so a batch is scored under its lease and recovered the same way whoever
+left it (a previous process of this service, or another one on the same database): the
+sweeper re-sends onto this pool instead of a broker. There is no start-up special path: the
+sweeper's first pass, at start, picks up what no live worker holds.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.storage import batches, forge, mining
+from judge_service.storage import workers
 from judge_service.storage.db import session_scope
-from judge_service.storage.types import utcnow
+from judge_service.storage.lost_jobs import JobKind
 from judge_service.storage.workers import WorkerSeen
 from judge_service.worker.batch_status import batch_done
 from judge_service.worker.forge_task import run_forge
+from judge_service.worker.lease import Leases, score_leased
+from judge_service.worker.liveness import Liveness
 from judge_service.worker.mining_task import mine_rubric
-from judge_service.worker.task_names import FORGE_TASK, MINE_TASK
+from judge_service.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK
 from judge_service.worker.tasks import score_batch
 
 log = logging.getLogger(__name__)
 
+#: A job's task: ``task(job_id, settings=...)``, returning the job's status.
+JobTask = Callable[..., str]
+
 
 class InProcessDispatcher:
-    """Runs :func:`score_batch` on a thread pool and signals waiters the moment a batch
-    is done; resumes unfinished batches on start."""
+    """Runs :func:`score_batch` under its lease on a thread pool and signals waiters the
+    moment a batch is done; its heartbeat and sweeper start with it."""
 
     def __init__(self, settings: Settings, registry: Registry) -> None:
         self.settings = settings
@@ -36,13 +48,28 @@ class InProcessDispatcher:
         )
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
         self._lock = threading.Lock()
-        self._started_at = utcnow()
-        self._running = 0  # batches on the pool now
+        self._jobs: set[str] = set()  # mining and forge jobs running on the pool
+        self.leases = Leases(settings.database_url, settings.lease_s, settings.inprocess_workers)
+        self.liveness = Liveness(
+            settings, self.leases, self.submit, self._send_job, own_jobs=self._own_jobs
+        )
+        self._started = False
 
     def start(self) -> None:
-        resumed = self.resume_unfinished()
-        if resumed:
-            log.info("resumed %d unfinished batches", len(resumed))
+        """Beat and sweep once now, then start the heartbeat and sweeper threads.
+
+        The first sweep skips the sweeper's idle wait: the pool is empty, so nothing can be
+        queued for it. It raises while the database is down, before any thread starts, so
+        the start-up (``api.startup``) retries it whole.
+        """
+        if self._started:
+            return
+        self.liveness.beat()
+        sent = self.liveness.sweep(idle_proven=True)
+        if sent:
+            log.info("picked up %d batches or jobs nobody attended to", sent)
+        self.liveness.start()
+        self._started = True
 
     def _mark_done(self, batch_id: str) -> None:
         """Wake every request waiting on this batch, in whatever event loop it waits."""
@@ -77,46 +104,54 @@ class InProcessDispatcher:
                 if not entries:
                     self._waiters.pop(batch_id, None)
 
-    def _run(self, batch_id: str) -> str:
-        with self._lock:
-            self._running += 1
+    def _counted(self, run: Callable[[], str]) -> str:
+        """Run a task with its slot counted: the sweeper waits for a free slot."""
+        self.leases.task_started()
         try:
-            return score_batch(
-                batch_id, settings=self.settings, registry=self.registry, on_done=self._mark_done
-            )
+            return run()
+        finally:
+            self.leases.task_finished()
+
+    def _score(self, batch_id: str) -> str:
+        return score_batch(
+            batch_id, settings=self.settings, registry=self.registry, on_done=self._mark_done
+        )
+
+    def _run(self, batch_id: str) -> str:
+        """Score the batch under its lease, exactly as a Celery worker does."""
+        try:
+            return self._counted(partial(score_leased, batch_id, self.leases, self._score))
         except Exception:
             log.exception("batch %s failed in the embedded executor", batch_id)
             raise
+
+    def _run_job(self, task: JobTask, job_id: str) -> str:
+        with self._lock:  # before the task marks the job running: the sweeper skips it
+            self._jobs.add(job_id)
+        try:
+            return self._counted(partial(task, job_id, settings=self.settings))
         finally:
             with self._lock:
-                self._running -= 1
+                self._jobs.discard(job_id)
+
+    def _own_jobs(self) -> set[str]:
+        with self._lock:
+            return set(self._jobs)
 
     def submit(self, batch_id: str) -> None:
         self.pool.submit(self._run, batch_id)
 
     def submit_task(self, name: str, *args: str) -> None:
         """Another task by its Celery name, run on the same pool."""
-        tasks = {
-            MINE_TASK: lambda job_id: mine_rubric(job_id, settings=self.settings),
-            FORGE_TASK: lambda job_id: run_forge(job_id, settings=self.settings),
-        }
+        tasks: dict[str, JobTask] = {MINE_TASK: mine_rubric, FORGE_TASK: run_forge}
         if name not in tasks:
             raise KeyError(f"no task named {name!r}")
-        self.pool.submit(tasks[name], *args)
+        (job_id,) = args
+        self.pool.submit(self._run_job, tasks[name], job_id)
 
-    def resume_unfinished(self) -> list[str]:
-        """Re-submit batches (and mining and forge jobs) a previous process left unfinished."""
-        with session_scope(self.settings.database_url) as session:
-            ids = batches.unfinished_batch_ids(session=session)
-            jobs = mining.unfinished_job_ids(session=session)
-            forge_jobs = forge.unfinished_job_ids(session=session)
-        for batch_id in ids:
-            self.submit(batch_id)
-        for job_id in jobs:
-            self.submit_task(MINE_TASK, job_id)
-        for job_id in forge_jobs:
-            self.submit_task(FORGE_TASK, job_id)
-        return ids
+    def _send_job(self, kind: JobKind, job_id: str) -> None:
+        """The sweeper's re-send of a lost job: onto this pool."""
+        self.submit_task(JOB_TASKS[kind], job_id)
 
     def ready(self) -> bool:
         return True
@@ -126,11 +161,15 @@ class InProcessDispatcher:
         return True
 
     def workers(self) -> list[WorkerSeen]:
-        """This process, the one worker there is."""
-        me = WorkerSeen(
-            "embedded", socket.gethostname(), os.getpid(), self._started_at, utcnow(), self._running
-        )
-        return [me]
+        """The live workers from their heartbeats, this process among them, as with Celery."""
+        with session_scope(self.settings.database_url) as session:
+            return workers.live(session=session, within_s=self.settings.lease_s)
 
     def close(self) -> None:
+        """Stop the heartbeat and sweeper (the process is marked stopped), then the pool.
+        A batch still running keeps its lease until it lapses; then another worker, or
+        this service started again, picks it up."""
+        if self._started:
+            self.liveness.stop()
+            self._started = False
         self.pool.shutdown(wait=False, cancel_futures=True)

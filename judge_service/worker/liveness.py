@@ -23,6 +23,13 @@ duplicate messages:
   for it, and a busy fleet (a long queue) re-sends nothing;
 - the re-send is claimed by a conditional UPDATE of ``dispatched_at``: one sweeper
   per batch per ``JS_LEASE_S``, however many processes sweep.
+
+The embedded executor (``worker.inprocess``) is a worker like the others: the same
+threads, re-sending onto its own thread pool. Its first sweep runs as it starts, on an
+empty pool (nothing can be queued for it), and so picks up at once what a previous
+process left. With no broker to redeliver a mining or forge job whose process died, it
+also re-sends ``running`` jobs, only those it doesn't run itself, and only while no other
+worker is alive (jobs have no lease saying who runs them).
 """
 
 from __future__ import annotations
@@ -56,7 +63,9 @@ SendJob = Callable[[lost_jobs.JobKind, str], None]
 class Liveness:
     """Heartbeat and sweeper threads of one worker process; ``send(batch_id)`` re-sends
     a batch's score task, ``send_job`` a mining or forge job's task (None: jobs are not
-    swept)."""
+    swept). ``own_jobs``, where no broker redelivers jobs (the embedded executor): the ids
+    of the jobs this process runs now; a ``running`` job not among them is then lost once
+    no other worker is alive."""
 
     def __init__(
         self,
@@ -64,11 +73,13 @@ class Liveness:
         holder: Leases,
         send: Callable[[str], None],
         send_job: SendJob | None = None,
+        own_jobs: Callable[[], set[str]] | None = None,
     ) -> None:
         self.settings = settings
         self.holder = holder
         self.send = send
         self.send_job = send_job
+        self.own_jobs = own_jobs
         self.interval_s = settings.lease_s / 4
         self._stop = threading.Event()
         self._beaten = threading.Event()
@@ -130,26 +141,44 @@ class Liveness:
         self._beaten.set()
         holder.renew()
 
-    def sweep(self) -> int:
+    def sweep(self, *, idle_proven: bool = False) -> int:
         """Re-send (or expire) the batches nobody attends to, and re-send the lost jobs;
         how many. Only when this process has been idle for half a lease (see the module
-        docstring)."""
-        if self.holder.idle_for() < self.settings.lease_s / 2:
+        docstring), or ``idle_proven``: the caller knows nothing is queued for it."""
+        if not idle_proven and self.holder.idle_for() < self.settings.lease_s / 2:
             return 0
         return self._sweep_batches() + self._sweep_jobs()
+
+    def _lost_statuses(self) -> tuple[lost_jobs.JobStatus, ...]:
+        """``running`` jobs are lost too where no broker redelivers them and no other
+        worker is alive to be running them."""
+        if self.own_jobs is None:
+            return lost_jobs.QUEUED
+        with session_scope(self.settings.database_url) as session:
+            alive = workers.live(session=session, within_s=self.settings.lease_s)
+        if any(worker.id != self.holder.owner for worker in alive):
+            return lost_jobs.QUEUED
+        return ("queued", "running")
 
     def _sweep_jobs(self) -> int:
         if self.send_job is None:
             return 0
         url, quiet_s = self.settings.database_url, self.settings.lease_s
+        statuses = self._lost_statuses()
         with session_scope(url) as session:
-            lost = lost_jobs.lost_jobs(session=session, quiet_s=quiet_s)
+            lost = lost_jobs.lost_jobs(session=session, quiet_s=quiet_s, statuses=statuses)
+        # read after the query: a job this process started meanwhile is in it
+        mine = self.own_jobs() if self.own_jobs is not None else set()
         sent = 0
         for job in lost:
+            if job.id in mine:
+                continue
             with session_scope(url) as session:
-                claimed = lost_jobs.claim_redispatch(session=session, job=job, quiet_s=quiet_s)
+                claimed = lost_jobs.claim_redispatch(
+                    session=session, job=job, quiet_s=quiet_s, statuses=statuses
+                )
             if claimed:
-                log.info("re-dispatching %s job %s (still queued long after)", job.kind, job.id)
+                log.info("re-dispatching %s job %s (nobody runs it)", job.kind, job.id)
                 self.send_job(job.kind, job.id)
                 metrics.JOBS_REDISPATCHED.labels(job.kind).inc()
                 sent += 1
