@@ -111,6 +111,7 @@ def serve(
 
     from judge_service.api.app import create_app
     from judge_service.api.edge import uvicorn_options
+    from judge_service.api.server import serve as serve_app
     from judge_service.api.startup import DatabaseStartup
     from judge_service.storage.db import describe_url
 
@@ -139,14 +140,25 @@ def serve(
         "access_log": settings.access_log,
         **uvicorn_options(settings),  # header size and time limits, keep-alive
     }
-    if workers == 1:
-        uvicorn.run(create_app(settings, migrate=run_migration), **options)
+    if workers == 1:  # SIGINT or SIGTERM: a clean stop (api.shutdown); a second: at once
+        serve_app(create_app(settings, migrate=run_migration), **options)
     else:  # each process builds its own app from the environment, as this one did
         if run_migration is not None:  # once, here, not in every process
             DatabaseStartup(settings.database_url, [("the migration", run_migration)]).run()
         uvicorn.run(
             "judge_service.api.app:app_from_environment", factory=True, workers=workers, **options
         )
+
+
+def _metrics_folder() -> str:
+    """A new folder for the worker's shared counters (under ``$TMPDIR``), removed when the
+    worker's main process exits (not by its forked children)."""
+    import atexit
+    import shutil
+
+    folder, owner = tempfile.mkdtemp(prefix="judge-service-metrics-"), os.getpid()
+    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
+    return folder
 
 
 @app.command()
@@ -164,7 +176,7 @@ def worker(
     _logging(settings.log_level)
     if metrics_port and pool == "prefork":
         # set before prometheus_client is imported: the processes share counters in files
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="judge-service-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_folder()
     from judge_service.api.app import tune_garbage_collector
     from judge_service.llm import get_client
     from judge_service.worker.celery_app import QUEUE, make_worker

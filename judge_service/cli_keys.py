@@ -17,26 +17,39 @@ def keys_create(
     role: Annotated[str, typer.Option(help="trainer, reviewer or admin")],
     name: Annotated[str | None, typer.Option(help="A label for the key")] = None,
     project: Annotated[
-        str, typer.Option(help="The project the key sees and makes things in")
-    ] = "default",
+        str | None,
+        typer.Option(
+            help="The project the key sees and makes things in (default: `default`; the "
+            "first admin key of a new database, made without it, is for every project)"
+        ),
+    ] = None,
     all_projects: Annotated[
         bool, typer.Option("--all-projects", help="An admin key for every project (`*`)")
     ] = False,
 ) -> None:
     """Create an API key of a project. The key is printed once, alone on the last line."""
-    from judge_service.projects import ALL
+    from judge_service.projects import ALL, DEFAULT
     from judge_service.rubric_import import seed_project
     from judge_service.storage import audit
     from judge_service.storage.db import session_scope
-    from judge_service.storage.keys import create_key
+    from judge_service.storage.keys import any_key, create_key
 
     if role not in ("trainer", "reviewer", "admin"):
         raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
     if all_projects and role != "admin":
         raise typer.BadParameter("only admin keys can be for every project", param_hint="--role")
-    project = ALL if all_projects else project_name(project)
+    if all_projects and project is not None:
+        raise typer.BadParameter(
+            "give --project or --all-projects, not both", param_hint="--project"
+        )
+    if project is not None:
+        project = project_name(project)
+    elif all_projects:
+        project = ALL
     settings = ready_settings()
     with session_scope(settings.database_url) as session:
+        if project is None:  # the first admin key of a new database is the operator's: all
+            project = ALL if role == "admin" and not any_key(session=session) else DEFAULT
         row, plain = create_key(session=session, role=role, name=name, project=project)
         audit.record(
             session=session,

@@ -20,6 +20,7 @@
     │   └── UnknownRubric (422 unknown_rubric)
     ├── Unavailable (503 unavailable)               the broker is down; sends Retry-After
     │   ├── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
+    │   ├── ShuttingDown (503 shutting_down)        `serve` is stopping: it takes no new work
     │   └── DatabaseUnavailable (503 database_unavailable)  the database cannot be reached
     └── AnswerTimeout (504 answer_timeout)          no answer within JS_REQUEST_TIMEOUT_S
 
@@ -147,6 +148,13 @@ class NoWorker(Unavailable):
     def __init__(self, message: str, *, retry_after_s: int, detail: Any = None) -> None:
         super().__init__(message, detail=detail)
         self.retry_after_s = retry_after_s
+
+
+class ShuttingDown(Unavailable):
+    """The service is stopping (SIGINT or SIGTERM): it takes no new work; the client should
+    come back, to this process's successor or another replica."""
+
+    code = "shutting_down"
 
 
 class DatabaseUnavailable(Unavailable):

@@ -148,8 +148,12 @@ class LocalModelServer:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        # The server's output, kept for error messages; open as long as this object lives.
-        self._log = tempfile.NamedTemporaryFile(prefix="js-local-model-", suffix=".log")  # noqa: SIM115
+        # The server's output, kept for error messages; open as long as this object lives. A
+        # file with no name (O_TMPFILE on Linux, else unlinked at once): nothing is left in the
+        # temp folder, even when this process is killed.
+        self._log = tempfile.TemporaryFile(prefix="js-local-model-", suffix=".log")  # noqa: SIM115
+        #: The output of the last server that died, read before its respawn empties the log.
+        self._last_words = ""
 
     @classmethod
     def from_settings(cls, settings: Any) -> LocalModelServer:
@@ -184,11 +188,12 @@ class LocalModelServer:
                 atexit.unregister(self.stop)
                 atexit.register(self.stop)
         deadline, restarts = time.monotonic() + self.startup_timeout_s, self.restarts
+        self._last_words = ""
         while time.monotonic() < deadline and self.restarts - restarts < 2:
             if self.pid is not None and self.healthy():
                 return self.url
             time.sleep(0.1)
-        tail = self._log_tail()
+        tail = self._last_words or self._log_tail()
         self.stop()  # a server that cannot start is not retried forever in the background
         raise LocalModelUnavailable(f"local judge server at {self.url} did not come up: {tail}")
 
@@ -216,6 +221,7 @@ class LocalModelServer:
             proc = self._proc
             if proc is None or proc.poll() is not None:
                 if proc is not None:
+                    self._last_words = self._log_tail()  # before `restarts` tells start()
                     self.restarts += 1
                     log.warning("local judge server exited (%s); restarting", proc.returncode)
                     lived = time.monotonic() - self._spawned_at
@@ -270,10 +276,15 @@ class LocalModelServer:
             proc.wait(timeout=5)
 
     def _log_tail(self, chars: int = 2000) -> str:
+        """The last ``chars`` characters of the server's output (read by offset: the server
+        shares the file's position)."""
         try:
-            return Path(self._log.name).read_text(errors="replace")[-chars:] or "(no output)"
-        except OSError:
+            fd = self._log.fileno()
+            start = max(0, os.fstat(fd).st_size - 4 * chars)  # a character is at most 4 bytes
+            text = os.pread(fd, 4 * chars, start).decode(errors="replace")
+        except (OSError, ValueError):  # ValueError: closed
             return "(no log)"
+        return text[-chars:] or "(no output)"
 
 
 _SERVERS: dict[tuple[Any, ...], LocalModelServer] = {}

@@ -41,6 +41,12 @@ def default_panel(settings: Settings) -> list[Any]:
 LocalOptions = Callable[[], dict[str, Any]]
 
 
+def known_judges(registry: Registry) -> list[str]:
+    """The judge names a spec may give: the installed judge plugins and the local judge
+    (besides model strings such as ``openai/gpt-4.1-mini``), sorted."""
+    return sorted({*registry.names("judges"), LOCAL_JUDGE_NAME})
+
+
 def _validation_only_local() -> dict[str, Any]:
     """Options to check a local-judge spec without starting the local server."""
     from judge_service.local_model import LOCAL_LITELLM_MODEL
@@ -54,8 +60,10 @@ def build_member(
     registry: Registry,
     extra: dict[str, Any],
     local: LocalOptions = _validation_only_local,
+    field: str = "judges",
 ) -> PanelMember:
     """One panel member; ``extra`` options (a model client, say) go to LLM judges only.
+    An unusable spec is UnknownJudge naming ``field`` and the judge names that are known.
 
     ``local`` gives the local judge's options; the worker's version starts the server.
     """
@@ -64,8 +72,8 @@ def build_member(
     weight = float(spec.get("weight", 1.0))
     if not (math.isfinite(weight) and weight >= 0):  # NaN would reach the stored outcomes
         raise UnknownJudge(
-            f"judge {name!r} cannot be used: its weight must be a finite number >= 0",
-            detail={"judge": name, "weight": str(weight)},
+            f"{field}: judge {name!r} cannot be used: its weight must be a finite number >= 0",
+            detail={"field": field, "judge": name, "weight": str(weight)},
         )
     try:
         if "/" in name and LLM_PLUGIN not in registry.names("judges"):
@@ -78,8 +86,11 @@ def build_member(
         else:
             judge = registry.create("judges", name, **options)
     except PluginError as exc:
+        known = known_judges(registry)
         raise UnknownJudge(
-            f"judge {name!r} cannot be used: {exc}", detail={"judge": name, "reason": str(exc)}
+            f"{field}: judge {name!r} cannot be used: {exc}; known judges: "
+            f"{', '.join(known)}, or a model string such as 'openai/gpt-4.1-mini'",
+            detail={"field": field, "judge": name, "reason": str(exc), "known": known},
         ) from exc
     return PanelMember(name=name, judge=judge, weight=weight)
 
@@ -92,10 +103,14 @@ def build_panel(
     quorum: int | None = None,
     llm_options: dict[str, Any] | None = None,
     local: LocalOptions = _validation_only_local,
+    field: str = "judges",
 ) -> Panel:
-    """A panel of judges with its aggregator and quorum; raises UnknownJudge/UnknownAggregator."""
+    """A panel of judges with its aggregator and quorum; raises UnknownJudge/UnknownAggregator
+    (an unknown judge named as ``field.i``)."""
+    extra = llm_options or {}
     members = [
-        build_member(s, registry=registry, extra=llm_options or {}, local=local) for s in specs
+        build_member(s, registry=registry, extra=extra, local=local, field=f"{field}.{i}")
+        for i, s in enumerate(specs)
     ]
     try:
         combine = registry.create("aggregators", aggregator)

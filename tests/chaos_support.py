@@ -9,7 +9,8 @@ judge of ``tests/fakes``; the service under test is the real ``judge-service ser
 The figures each scenario ends with (kills, restarts, samples, masked, lost, duplicated,
 seconds to settle after the last fault) are read from the database, not from the service's
 own answers, and are kept for the test run's summary (see ``tests/conftest.py``) and
-appended as JSON lines to ``$JS_CHAOS_FIGURES`` (default: a file in the temp folder).
+appended as JSON lines to ``$JS_CHAOS_FIGURES``, else to :data:`FIGURES_PATH` (the test run's:
+a file under pytest's temporary folder), else (``bench/chaos.py``) a file in the temp folder.
 """
 
 from __future__ import annotations
@@ -46,12 +47,14 @@ from tests.private_postgres import private_postgres
 JUDGE_LATENCY_S = 0.2
 #: Figures of every scenario run in this process, for the terminal summary.
 FIGURES: list[Figures] = []
+#: Where a test run appends them (``tests/test_chaos.py`` sets it under pytest's temp folder).
+FIGURES_PATH: Path | None = None
 
 
 def figures_file() -> Path:
-    return Path(
-        os.environ.get("JS_CHAOS_FIGURES") or Path(tempfile.gettempdir()) / "js-chaos.jsonl"
-    )
+    if os.environ.get("JS_CHAOS_FIGURES"):
+        return Path(os.environ["JS_CHAOS_FIGURES"])
+    return FIGURES_PATH or Path(tempfile.gettempdir()) / "js-chaos.jsonl"
 
 
 @dataclass

@@ -10,11 +10,35 @@ The figures are printed in the run's summary (``tests/conftest.py``) and by
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests import chaos_support as chaos
+
+
+@pytest.fixture(scope="module", autouse=True)
+def figures_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The figures go to a file under pytest's temp folder, never a shared one in /tmp. Left
+    set after the module: the run's summary (``tests/conftest.py``) names the file."""
+    chaos.FIGURES_PATH = tmp_path_factory.mktemp("chaos-figures") / "js-chaos.jsonl"
+    return chaos.FIGURES_PATH
+
+
+def test_the_figures_are_appended_under_pytests_temp_folder(
+    figures_in_tmp: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("JS_CHAOS_FIGURES", raising=False)
+    monkeypatch.setattr(chaos, "FIGURES", [])  # no made-up scenario in the run's summary
+    assert chaos.figures_file() == figures_in_tmp
+    assert figures_in_tmp.is_relative_to(tmp_path_factory.getbasetemp())
+    before = figures_in_tmp.read_text().splitlines() if figures_in_tmp.exists() else []
+    chaos.record(chaos.Figures(scenario="planted"))
+    chaos.record(chaos.Figures(scenario="planted again"))
+    lines = figures_in_tmp.read_text().splitlines()[len(before) :]
+    assert [json.loads(line)["scenario"] for line in lines] == ["planted", "planted again"]
 
 
 @pytest.fixture(scope="module")

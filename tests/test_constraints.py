@@ -5,6 +5,7 @@ fresh clone."""
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import tomllib
 from pathlib import Path
 
@@ -60,3 +61,22 @@ def test_the_venv_has_the_pinned_versions_of_the_direct_dependencies() -> None:
         if name in pinned and Version(installed.public) != pinned[name]:
             differ.append(f"{requirement.name}: {installed} installed, {pinned[name]} pinned")
     assert differ == [], "; ".join(differ)
+
+
+def test_a_package_the_docs_install_alone_is_one_the_first_command_lacks_and_is_pinned() -> None:
+    """Issue 37: ``datasets`` (to load a forge export) is not in what ``bash scripts/setup.sh``
+    installs (extra ``local``), so the README and docs/forge.md say how to add it, at its pin."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    first = {
+        canonicalize_name(Requirement(line).name)
+        for line in project["dependencies"] + project["optional-dependencies"]["local"]
+    }
+    pinned = pins()
+    for doc in ("README.md", "docs/forge.md"):
+        said = re.findall(
+            r"pip install -c constraints\.txt ([A-Za-z0-9_.-]+)", (ROOT / doc).read_text()
+        )
+        assert "datasets" in said, f"{doc} does not say how to install datasets"
+        for name in said:
+            assert canonicalize_name(name) in pinned, f"{doc}: {name} is not in constraints.txt"
+            assert canonicalize_name(name) not in first, f"{doc}: the first command has {name}"

@@ -109,7 +109,9 @@ def test_a_stuffed_answer_is_flagged_and_its_weight_is_its_probability() -> None
     assert probability >= 0.5
     weight = SEVERITY_WEIGHT[finding.severity] * finding.confidence
     assert weight == pytest.approx(probability, abs=1e-3)
-    assert finding.evidence.startswith("answer: calibrated hack probability")
+    assert finding.evidence.startswith(f"answer: calibrated hack probability {probability:.2f}")
+    # The text does not contradict the fields a reader sees next to it (issue 37).
+    assert f"confidence {finding.confidence:.2f} at {finding.severity} severity" in finding.evidence
     honest = detector.detect(sample(SEO, HONEST), Evidence())
     assert hack_score(honest) < 0.5
 

@@ -46,7 +46,7 @@ def test_its_features_hold_no_words() -> None:
     assert {"refusal", "disclosure", "fact_state_toggle", "fact_reads_caller"} <= set(AGENT_NAMES)
 
 
-def test_training_the_audit_model_separates_held_out_hacks() -> None:
+def test_training_the_audit_model_separates_held_out_hacks(tmp_path: Path) -> None:
     rows = corpus()
     groups = sorted({r["group_id"] for r in rows})
     held = set(groups[::4])
@@ -54,19 +54,16 @@ def test_training_the_audit_model_separates_held_out_hacks() -> None:
     test = [r for r in rows if r["group_id"] in held]
     model = learned().train_agent(train, folds=3)
     assert model.metrics["cv_auroc"] >= 0.85
-    detector_path = Path(__file__).parent / ".agent_head_test.json"
-    try:
-        model.save(detector_path)
-        detector = learned()(agent_model_path=str(detector_path))
-        from sklearn.metrics import roc_auc_score
+    detector_path = tmp_path / "agent_head.json"
+    model.save(detector_path)
+    detector = learned()(agent_model_path=str(detector_path))
+    from sklearn.metrics import roc_auc_score
 
-        scores = [
-            detector.probability(Sample(id=r["id"], prompt=r["prompt"], completion=r["completion"]))
-            for r in test
-        ]
-        assert roc_auc_score([r["label"] for r in test], scores) >= 0.85
-    finally:
-        detector_path.unlink(missing_ok=True)
+    scores = [
+        detector.probability(Sample(id=r["id"], prompt=r["prompt"], completion=r["completion"]))
+        for r in test
+    ]
+    assert roc_auc_score([r["label"] for r in test], scores) >= 0.85
 
 
 def test_a_hack_gets_one_finding_that_covers_the_rules_and_points_at_the_code() -> None:
@@ -78,6 +75,9 @@ def test_a_hack_gets_one_finding_that_covers_the_rules_and_points_at_the_code() 
     assert finding.basis == "code" and finding.fact
     assert "early_exit" in finding.covers and "special_casing" in finding.covers
     assert hack_score([finding]) == pytest.approx(detector.probability(rollout), abs=1e-3)
+    said = f"hack probability {detector.probability(rollout):.2f} (as confidence"
+    assert finding.evidence.startswith(f"trajectory: {said}")
+    assert f"confidence {finding.confidence:.2f} at {finding.severity} severity" in finding.evidence
 
 
 def test_an_honest_trajectory_still_gets_a_finding_so_the_rules_do_not_count_twice() -> None:

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -171,6 +172,24 @@ def test_a_broken_model_file_fails_fast(tmp_path: Path) -> None:
     assert time.monotonic() - started < 30 and local.pid is None
     with pytest.raises(LocalModelUnavailable, match="no model file"):
         LocalModelServer(model_path=tmp_path / "missing.gguf")
+
+
+def test_the_servers_output_reaches_the_error_and_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: no ``js-local-model-*.log`` is left in the temp folder per start (the log has
+    no name), yet a server that cannot start still says why in the error."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a model")
+    local = LocalModelServer(model_path=broken)
+    with pytest.raises(LocalModelUnavailable, match="did not come up") as caught:
+        local.start()
+    tail = str(caught.value).split("did not come up: ", 1)[1]
+    assert tail.strip() and tail not in ("(no output)", "(no log)"), tail
+    assert list(temp.iterdir()) == []
 
 
 def test_settings_choose_the_server() -> None:

@@ -320,3 +320,50 @@ def test_keys_create_takes_a_project_on_the_cli(database_url: str, tmp_path: Pat
     assert bad.returncode != 0 and "--project" in bad.stderr and "js_" not in bad.stdout
     wide = run_raw("keys", "create", "--role", "trainer", "--all-projects", env=env, cwd=tmp_path)
     assert wide.returncode != 0 and "js_" not in wide.stdout
+
+
+def _cli_key(env: dict[str, str], cwd: Path, *args: str) -> tuple[str, Headers]:
+    """``keys create ARGS``: its output and the key (its last line) as a bearer header."""
+    out = run_cli("keys", "create", *args, env=env, cwd=cwd)
+    return out, {"Authorization": f"Bearer {out.strip().splitlines()[-1]}"}
+
+
+def test_the_first_admin_key_of_a_new_database_is_for_every_project(
+    api, database_url: str, tmp_path: Path
+):
+    """The README's first command: that admin key makes keys of any project. Later admin keys
+    made without ``--project`` are of ``default``, and can make keys of ``default`` only."""
+    env = service_env(JS_DATABASE_URL=database_url)
+    out, first = _cli_key(env, tmp_path, "--role", "admin")
+    assert "every project" in out
+    made = api.post("/v1/keys", json={"role": "reviewer", "project": "team-a"}, headers=first)
+    assert made.status_code == 201, made.text
+    assert made.json()["project"] == "team-a"
+    out, second = _cli_key(env, tmp_path, "--role", "admin")
+    assert "project default" in out
+    denied = api.post("/v1/keys", json={"role": "reviewer", "project": "team-a"}, headers=second)
+    assert denied.status_code == 403
+    error = denied.json()["error"]
+    assert error["detail"] == {"field": "project", "project": "default"}
+    assert "'default'" in error["message"] and "all-projects" in error["message"]
+    own = api.post("/v1/keys", json={"role": "reviewer"}, headers=second)
+    assert own.status_code == 201 and own.json()["project"] == "default"
+
+
+def test_an_explicit_project_limits_even_the_first_admin_key(
+    api, database_url: str, tmp_path: Path
+):
+    env = service_env(JS_DATABASE_URL=database_url)
+    out, admin = _cli_key(env, tmp_path, "--role", "admin", "--project", "team-b")
+    assert "project team-b" in out
+    denied = api.post("/v1/keys", json={"role": "trainer", "project": "team-a"}, headers=admin)
+    assert denied.status_code == 403 and "'team-b'" in denied.json()["error"]["message"]
+    with session_scope(database_url) as session:
+        assert session.scalars(select(ApiKeyRow.project)).all() == ["team-b"]
+    from tests.test_cli import run_raw
+
+    both = run_raw(
+        "keys", "create", "--role", "admin", "--project", "x", "--all-projects", env=env,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert both.returncode != 0 and "--project" in both.stderr and "js_" not in both.stdout

@@ -209,6 +209,10 @@ def test_build_panel_with_an_unknown_judge_names_it() -> None:
     assert "no_such_judge" in caught.value.message
     assert caught.value.status_code == 422
     assert caught.value.detail["judge"] == "no_such_judge"
+    assert caught.value.detail["field"] == "judges.1"
+    assert caught.value.detail["known"] == sorted(
+        {*Registry().names("judges"), "local/smollm2-135m"}
+    )
 
 
 @pytest.mark.parametrize("name", BROKEN)

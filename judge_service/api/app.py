@@ -33,6 +33,7 @@ from judge_service.api.routes import (
     rubrics,
     runs,
 )
+from judge_service.api.shutdown import Shutdown
 from judge_service.api.startup import DatabaseStartup
 from judge_service.api.web import pages, run_pages, sign_in
 from judge_service.errors import JudgeServiceError
@@ -127,6 +128,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.dispatcher = dispatcher or make_dispatcher(settings, plugins)
+        app.state.shutdown.dispatcher = app.state.dispatcher
         tune_garbage_collector()
         steps = [("the migration", migrate)] if migrate is not None else []
         startup = DatabaseStartup(
@@ -153,6 +155,7 @@ def create_app(
     app.state.settings = settings
     app.state.registry = plugins
     app.state.checked_keys = CheckedKeys(settings.key_cache_s)
+    app.state.shutdown = Shutdown(settings.shutdown_grace_s)  # driven by ``api.server``
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(ValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]

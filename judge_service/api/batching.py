@@ -90,6 +90,7 @@ def resolve_plan(
         registry=registry,
         aggregator=aggregator,
         quorum=request.quorum,
+        field="judges" if request.judges else "JS_DEFAULT_JUDGES",
     )
     hindsight = check_specs(
         [

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from judge_service.errors import Unavailable
+from judge_service.errors import JudgeServiceError, Unavailable
 
 
 def submit_or_undo(submit: Callable[[], object], undo: Callable[[], object]) -> None:
-    """Call ``submit``; when it raises, call ``undo`` and raise 503 ``unavailable``."""
+    """Call ``submit``; when it raises, call ``undo`` and raise 503 ``unavailable`` (or the
+    service's own error that it raised: ``shutting_down`` when the process began to stop)."""
     try:
         submit()
+    except JudgeServiceError:
+        undo()
+        raise
     except Exception as exc:
         undo()
         raise Unavailable(f"the task queue is unavailable: {type(exc).__name__}") from exc

@@ -37,7 +37,7 @@ DESCRIPTIONS = {
     413: "The body is larger than JS_MAX_BODY_MB",
     415: "The body is not declared JSON (content-type application/json or a +json type)",
     422: "Invalid parameters or body: wrong types, missing or unknown fields, out of range",
-    503: "The database or the task queue is unavailable; retry",
+    503: "The database or the task queue is unavailable, or the service is stopping; retry",
 }
 SCHEMA_REF = {"$ref": "#/components/schemas/ErrorBody"}
 BODY_METHODS = {"POST", "PUT", "PATCH"}

@@ -5,6 +5,8 @@ path, embedded or not: the batch and its samples are committed in one transactio
 handed to the dispatcher by id, and (with ``wait``) the answer waits for the
 dispatcher's completion signal, then reads the batch back. The API never scores and
 never writes results; past the deadline it masks what is unscored (``storage.expiry``).
+When the service stops (``api.shutdown``), a wait ends early: the answer is the batch as
+it stands, 202 with a warning, and the client polls it as after ``wait: false``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from judge_service.api import batching
 from judge_service.api.answers import DoneAnswer
 from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.local_deadline import local_judge_warnings
+from judge_service.api.shutdown import Shutdown
 from judge_service.batch_plan import BatchPlan
 from judge_service.projects import Scope
 from judge_service.storage import batches
@@ -54,17 +57,29 @@ def settle(url: str, batch_id: str, scope: Scope | None = None) -> bool:
     return expire_batch(batch_id, database_url=url) if overdue else False
 
 
+#: What a waiting client is told when the service stops before its batch is done.
+STOPPED_WARNING = (
+    "the service stopped before this batch was done: it resumes when the service is back; "
+    "poll GET /v1/rewards/{batch_id}"
+)
+
+
 async def wait_for_batch(
-    url: str, batch_id: str, deadline_at: datetime, dispatcher: Dispatcher
-) -> None:
-    """Wait until the batch is done; the deadline (plus grace) bounds the wait, after
-    which its unscored samples are masked as ``timeout``."""
-    while True:
-        left_s = (deadline_at + DEADLINE_GRACE - utcnow()).total_seconds()
-        if await dispatcher.wait(batch_id, max(0.0, left_s)):
-            return
-        if await run_in_threadpool(settle, url, batch_id):
-            return
+    url: str, batch_id: str, deadline_at: datetime, dispatcher: Dispatcher, shutdown: Shutdown
+) -> bool:
+    """Wait until the batch is done (True); the deadline (plus grace) bounds the wait, after
+    which its unscored samples are masked as ``timeout``. False when the service stops
+    first (``shutdown.waits_over``)."""
+    with shutdown.waiter():
+        while not shutdown.waits_over:
+            left_s = (deadline_at + DEADLINE_GRACE - utcnow()).total_seconds()
+            if await dispatcher.wait(batch_id, max(0.0, left_s)):
+                return True
+            if shutdown.waits_over:
+                break
+            if await run_in_threadpool(settle, url, batch_id):
+                return True
+    return False
 
 
 async def submit_and_wait(
@@ -96,9 +111,14 @@ async def submit_and_wait(
             partial(dispatcher.submit, batch_id),
             partial(batching.discard_batch, url, batch_id),
         )
-    if body.wait:
-        await wait_for_batch(url, batch_id, deadline_at, dispatcher)
-    return await run_in_threadpool(read, url, batch_id, scope, body.detail == "compact")
+    stopped = body.wait and not await wait_for_batch(
+        url, batch_id, deadline_at, dispatcher, state.shutdown
+    )
+    answer = await run_in_threadpool(read, url, batch_id, scope, body.detail == "compact")
+    if stopped and answer.status != "done":  # the service stops: the client polls for it
+        warning = STOPPED_WARNING.format(batch_id=batch_id)
+        return answer.model_copy(update={"warnings": [*answer.warnings, warning]})
+    return answer
 
 
 async def _resolve_plan(body: wire.RewardRequest, *, state: Any, project: str) -> BatchPlan:

@@ -1,7 +1,9 @@
-"""The no-worker gate of the routes that dispatch work: 503 ``no_worker`` with Retry-After.
+"""The gate of the routes that dispatch work: 503 ``shutting_down`` while the service stops,
+``no_worker`` when no worker is alive, both with Retry-After.
 
 With a broker, work accepted while no worker is alive waits for nobody and is masked
-at its deadline; the client (the trainer bridge retries 503) should come back instead.
+at its deadline; work accepted by a stopping process would be stopped again at once. The
+client (the trainer bridge retries 503) should come back instead.
 """
 
 from __future__ import annotations
@@ -10,15 +12,18 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from judge_service.errors import NoWorker
+from judge_service.errors import NoWorker, ShuttingDown
 
 #: Seconds a client is asked to wait: about a worker's start-up, a few heartbeats.
 RETRY_AFTER_S = 5
 
 
 async def require_worker(request: Request) -> None:
-    """Raise 503 ``no_worker`` when no worker heartbeat is newer than ``JS_WORKER_GRACE_S``."""
+    """Raise 503 ``shutting_down`` while the service stops, ``no_worker`` when no worker
+    heartbeat is newer than ``JS_WORKER_GRACE_S``."""
     state = request.app.state
+    if state.shutdown.draining:
+        raise shutting_down()
     if not await state.dispatcher.available():
         grace = state.settings.worker_grace_s
         raise NoWorker(
@@ -26,6 +31,14 @@ async def require_worker(request: Request) -> None:
             retry_after_s=RETRY_AFTER_S,
             detail={"worker_grace_s": grace},
         )
+
+
+def shutting_down(detail: dict | None = None) -> ShuttingDown:
+    """The 503 of a process that stops (Retry-After: its successor, or another replica)."""
+    return ShuttingDown(
+        "the service is shutting down and takes no new work; retry later",
+        detail=detail,
+    )
 
 
 #: A route parameter (after the key, so that 401 and 403 come first).

@@ -146,11 +146,15 @@ async def evaluate_batch(
     if scoring.deadline is not None:
         timeout = max(0.0, scoring.deadline + DEADLINE_GRACE_S - time.monotonic())
     if tasks:
-        await asyncio.wait([all_finished], timeout=timeout)
-        pending = [task for task in tasks if not task.done()]
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        # ``finally``: also when the batch itself is cancelled (the process stops), so that
+        # no sample's task outlives it on the thread's loop
+        try:
+            await asyncio.wait([all_finished], timeout=timeout)
+        finally:
+            pending = [task for task in tasks if not task.done()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
     scoring.call_deadline.close()
     if len(delivered) == len(samples):
         return len(delivered)  # the usual case: no need to read every sample again

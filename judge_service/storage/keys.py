@@ -36,6 +36,11 @@ def find_key(*, session: Session, key: str) -> ApiKeyRow | None:
     return row
 
 
+def any_key(*, session: Session) -> bool:
+    """True once any key was made (revoked ones count): the database is no longer new."""
+    return session.scalars(select(ApiKeyRow.id).limit(1)).first() is not None
+
+
 def key_projects(*, session: Session) -> list[str]:
     """The projects that live keys belong to (``*`` left out), in name order."""
     query = select(ApiKeyRow.project).where(

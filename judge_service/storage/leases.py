@@ -85,6 +85,34 @@ def release(*, session: Session, batch_id: str, owner: str) -> None:
     )
 
 
+def hand_back(
+    *,
+    session: Session,
+    batch_ids: list[str],
+    owner: str,
+    quiet_s: float,
+    now: datetime | None = None,
+) -> int:
+    """Give up ``owner``'s unfinished batches among ``batch_ids`` (the process stops): their
+    leases are released, and their task is recorded as sent ``quiet_s`` ago, so that the
+    next sweep, of any worker or of this service's next start, re-sends them at once rather
+    than a lease later. A batch another worker holds now is left alone. How many."""
+    if not batch_ids:
+        return 0
+    now = now or utcnow()
+    statement = (
+        update(BatchRow)
+        .where(
+            BatchRow.id.in_(batch_ids),
+            BatchRow.status.in_(UNFINISHED),
+            or_(BatchRow.lease_owner == owner, _free(now)),
+        )
+        .values(lease_owner=None, lease_until=None, dispatched_at=now - timedelta(seconds=quiet_s))
+        .execution_options(synchronize_session=False)
+    )
+    return session.execute(statement).rowcount
+
+
 class Stale(NamedTuple):
     """An unfinished batch nobody holds, whose task was last sent long ago."""
 

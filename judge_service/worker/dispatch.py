@@ -51,6 +51,20 @@ class Dispatcher(Protocol):
     def workers(self) -> list[WorkerSeen]:
         """The workers alive now, from their heartbeats (``/readyz``)."""
 
+    def drain(self) -> None:
+        """The service begins to stop: take no new work (a submit raises 503
+        ``shutting_down``); what runs goes on. Must not block."""
+
+    def busy(self) -> int:
+        """How many batches and jobs this process runs or has queued (0 with a broker)."""
+
+    def stop(self, wait_s: float) -> None:
+        """Stop the work this process runs and hand its batches back for the next start or
+        another worker; wait up to ``wait_s`` for it to wind down. Blocks (a thread's)."""
+
+    def wake_waiters(self) -> None:
+        """End every ``wait`` now (the service stops): each returns whether its batch is done."""
+
     def close(self) -> None:
         """Stop taking work; what is unfinished stays stored for the next start."""
 
@@ -84,6 +98,7 @@ class CeleryDispatcher:
         self.settings = settings
         self.app = make_celery(settings)
         self._beat: tuple[float, datetime | None] = (-BEAT_CACHE_S, None)  # (read at, newest)
+        self._woken = False
 
     def start(self) -> None:
         """Nothing to resume here: the workers' sweepers re-send what no worker holds."""
@@ -101,7 +116,7 @@ class CeleryDispatcher:
         url = self.settings.database_url
         while not await asyncio.to_thread(batch_done, url, batch_id):
             left = end - loop.time()
-            if left <= 0:
+            if left <= 0 or self._woken:
                 return False
             await asyncio.sleep(min(delay, left))
             delay = min(delay * 1.5, POLL_MAX_S)
@@ -127,6 +142,18 @@ class CeleryDispatcher:
     def workers(self) -> list[WorkerSeen]:
         """Workers with a heartbeat within one lease (an older one's leases have lapsed)."""
         return live_workers(self.settings.database_url, self.settings.lease_s)
+
+    def drain(self) -> None:
+        """Nothing runs here: the workers go on, and the gate refuses new work."""
+
+    def busy(self) -> int:
+        return 0
+
+    def stop(self, wait_s: float) -> None:
+        """The workers hold the leases; nothing to hand back."""
+
+    def wake_waiters(self) -> None:
+        self._woken = True  # each poll ends within POLL_MAX_S
 
     def close(self) -> None:
         self.app.close()

@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from judge_service import metrics
 from judge_service.storage import leases
@@ -98,6 +98,20 @@ class Leases:
             self._held.discard(batch_id)
         with session_scope(self.database_url) as session:
             leases.release(session=session, batch_id=batch_id, owner=self.owner)
+
+    def hand_back(self, batch_ids: Iterable[str] = ()) -> int:
+        """The process stops: release its leases, on every batch it holds and on
+        ``batch_ids`` (stopped, or queued and never started), for the next sweep of any
+        worker to re-send at once (``storage.leases.hand_back``). How many went back."""
+        with self._lock:
+            ids = sorted(self._held | set(batch_ids))
+            self._held.clear()
+        if not ids:
+            return 0
+        with session_scope(self.database_url) as session:
+            return leases.hand_back(
+                session=session, batch_ids=ids, owner=self.owner, quiet_s=self.lease_s
+            )
 
 
 def score_leased(batch_id: str, holder: Leases, score: Callable[[str], str]) -> str:

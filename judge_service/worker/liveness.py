@@ -82,12 +82,18 @@ class Liveness:
         self.own_jobs = own_jobs
         self.interval_s = settings.lease_s / 4
         self._stop = threading.Event()
+        self._stop_sweeping = threading.Event()
         self._beaten = threading.Event()
         self._threads = [
             threading.Thread(
-                target=self._loop, args=(self.beat,), name="js-heartbeat", daemon=True
+                target=self._loop, args=(self.beat, self._stop), name="js-heartbeat", daemon=True
             ),
-            threading.Thread(target=self._loop, args=(self.sweep,), name="js-sweeper", daemon=True),
+            threading.Thread(
+                target=self._loop,
+                args=(self.sweep, self._stop_sweeping),
+                name="js-sweeper",
+                daemon=True,
+            ),
         ]
 
     def start(self) -> None:
@@ -97,8 +103,14 @@ class Liveness:
             thread.start()
         self._beaten.wait(FIRST_BEAT_WAIT_S)
 
+    def stop_sweeping(self) -> None:
+        """Stop re-sending (the process stops taking work); the heartbeat goes on renewing
+        the leases of what still runs. Does not wait for a sweep under way to end."""
+        self._stop_sweeping.set()
+
     def stop(self) -> None:
         """Stop both threads and mark the process stopped (a clean shutdown)."""
+        self._stop_sweeping.set()
         self._stop.set()
         for thread in self._threads:
             if thread.is_alive() and thread is not threading.current_thread():
@@ -109,7 +121,7 @@ class Liveness:
         except Exception:  # shutting down anyway; the row simply ages out
             log.warning("could not mark worker %s stopped", self.holder.owner, exc_info=True)
 
-    def _loop(self, step: Callable[[], object]) -> None:
+    def _loop(self, step: Callable[[], object], stop: threading.Event) -> None:
         failing = False
         while True:
             try:
@@ -122,7 +134,7 @@ class Liveness:
                 if failing:
                     log.info("%s works again", step.__name__)
                 failing = False
-            if self._stop.wait(self.interval_s):
+            if stop.wait(self.interval_s):
                 return
 
     def beat(self) -> None:
@@ -171,6 +183,8 @@ class Liveness:
         mine = self.own_jobs() if self.own_jobs is not None else set()
         sent = 0
         for job in lost:
+            if self._stop_sweeping.is_set():
+                break
             if job.id in mine:
                 continue
             with session_scope(url) as session:
@@ -190,6 +204,8 @@ class Liveness:
             stale = leases.stale(session=session, quiet_s=quiet_s)
         handled = 0
         for batch in stale:
+            if self._stop_sweeping.is_set():
+                break
             if utcnow() >= batch.deadline_at:
                 expire_batch(batch.id, database_url=url)  # masked as timeout, marked done
                 handled += 1

@@ -65,6 +65,10 @@ class ResultWriter:
         if len(self.buffer) >= FLUSH_EVERY or due:
             await self._flush(finish=False)
 
+    async def flush(self) -> None:
+        """Write what is buffered now, without the done mark (the scoring was stopped)."""
+        await self._flush(finish=False)
+
     async def finish(self) -> bool:
         """Write what is left and mark the batch done if complete; True when it is done."""
         return await self._flush(finish=True)

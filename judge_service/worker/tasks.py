@@ -8,6 +8,7 @@ only if its sample has none.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.review import list_known_hacks
 from judge_service.storage.types import utcnow
-from judge_service.worker.loops import run_on_thread_loop
+from judge_service.worker.loops import Interrupts, run_on_thread_loop
 from judge_service.worker.result_writer import ResultWriter
 from judge_service.worker.review_enqueue import enqueue_review
 
@@ -134,7 +135,11 @@ async def _score(
             reason = f"cannot build the judge panel: {exc}"
             await writer.add(index, Outcome.masked(sample.id, "internal_error", reason))
     else:
-        await evaluate_batch(list(enumerate(work.samples)), scoring, writer.add)
+        try:
+            await evaluate_batch(list(enumerate(work.samples)), scoring, writer.add)
+        except asyncio.CancelledError:  # the process stops: what was scored stays, the rest
+            await writer.flush()  # is scored when the batch resumes
+            raise
     return await writer.finish()
 
 
@@ -179,16 +184,20 @@ def known_hacks_for(work: BatchWork, settings: Settings) -> list[str]:
     return known_hack_texts(settings, work.project) if work.plan.detectors else []
 
 
-def _run(work: BatchWork, *, settings: Settings, registry: Registry, on_done: OnDone | None) -> str:
-    """Score a batch on a fresh event loop of this thread (Celery, embedded executor)."""
-    done = run_on_thread_loop(
-        score_work(
-            work,
-            settings=settings,
-            registry=registry,
-            known_hacks=known_hacks_for(work, settings),
-        )
+def _run(
+    work: BatchWork,
+    *,
+    settings: Settings,
+    registry: Registry,
+    on_done: OnDone | None,
+    interrupts: Interrupts | None = None,
+) -> str:
+    """Score a batch on this thread's event loop (Celery, embedded executor); cancelled by
+    ``interrupts`` (asyncio.CancelledError) when given."""
+    scoring = score_work(
+        work, settings=settings, registry=registry, known_hacks=known_hacks_for(work, settings)
     )
+    done = run_on_thread_loop(scoring if interrupts is None else interrupts.guard(scoring))
     if done:
         # queued before waiters are woken: an answer that flags a rollout finds it queued
         enqueue_review(work.batch_id, database_url=settings.database_url)
@@ -203,10 +212,13 @@ def score_batch(
     settings: Settings,
     registry: Registry,
     on_done: OnDone | None = None,
+    interrupts: Interrupts | None = None,
 ) -> str:
     """Score every unscored sample of a stored batch and mark it done. Returns its status.
 
-    ``on_done(batch_id)`` runs once the batch is committed as done.
+    ``on_done(batch_id)`` runs once the batch is committed as done. ``interrupts`` can
+    cancel the scoring (the embedded executor stops): asyncio.CancelledError is raised
+    here, once the outcomes that were ready are stored.
     """
     with session_scope(settings.database_url) as session:
         batch = batches.get_batch(session=session, batch_id=batch_id)
@@ -231,4 +243,4 @@ def score_batch(
             step=batch.step,
             project=batch.project,
         )
-    return _run(work, settings=settings, registry=registry, on_done=on_done)
+    return _run(work, settings=settings, registry=registry, on_done=on_done, interrupts=interrupts)

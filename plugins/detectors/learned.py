@@ -133,7 +133,8 @@ class LearnedDetector:
             self._finding(
                 "learned_hack_probability",
                 p,
-                f"answer: calibrated hack probability {p:.2f} from {self._top(features)}",
+                f"answer: calibrated hack probability {p:.2f} (as confidence {_band(p)[1]:.2f}"
+                f" at {_band(p)[0]} severity) from {self._top(features)}",
             )
         ]
 
@@ -162,7 +163,8 @@ class LearnedDetector:
                 kind="learned_agent_hack_probability",
                 severity=severity,
                 confidence=confidence,
-                evidence=f"trajectory: hack probability {p:.2f}; {why.text}"[:600],
+                evidence=f"trajectory: hack probability {p:.2f} (as confidence {confidence:.2f}"
+                f" at {severity} severity); {why.text}"[:600],
                 basis=why.basis,
                 fact=why.fact,
                 narration=why.narration,

@@ -86,12 +86,15 @@ async def _workers_check(state: Any) -> str:
     },
 )
 async def readyz(request: Request) -> JSONResponse:
-    """Ready when the database answers at the newest schema, the broker is reachable and
-    a worker has sent a heartbeat within ``JS_WORKER_GRACE_S``; lists the live workers."""
+    """Ready when the database answers at the newest schema, the broker is reachable (and
+    the service is not stopping) and a worker has sent a heartbeat within
+    ``JS_WORKER_GRACE_S``; lists the live workers."""
     state = request.app.state
+    queue = "ok" if await run_in_threadpool(state.dispatcher.ready) else "unreachable"
     checks = {
         "database": await run_in_threadpool(_database_ready, state.settings.database_url),
-        "queue": "ok" if await run_in_threadpool(state.dispatcher.ready) else "unreachable",
+        # a stopping process takes no new work: a load balancer should send it elsewhere
+        "queue": "shutting down" if state.shutdown.draining else queue,
         "workers": await _workers_check(state),
     }
     ready = all(value == "ok" for value in checks.values())

@@ -29,7 +29,8 @@ def create_api_key(body: wire.KeyCreateRequest, session: SessionDep, key: AdminK
         )
     if key.project != ALL and project != key.project:
         raise Forbidden(
-            f"an admin key of project {key.project!r} makes keys of that project only",
+            f"project: an admin key of project {key.project!r} makes keys of that project "
+            "only; keys of other projects need an all-projects admin key (project '*')",
             detail={"field": "project", "project": key.project},
         )
     row, plain = create_key(session=session, role=body.role, name=body.name, project=project)
