@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -14,7 +16,13 @@ from fastapi.testclient import TestClient
 
 from judge_service.api.app import create_app
 from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import dispose_engines, session_scope, upgrade
+from judge_service.storage.db import (
+    dispose_engines,
+    get_engine,
+    session_scope,
+    sqlite_path,
+    upgrade,
+)
 from judge_service.storage.keys import create_key
 from tests.helpers import installed_test_plugin
 
@@ -26,7 +34,8 @@ REDIS = "redis://127.0.0.1:6379"
 @pytest.fixture(scope="session", autouse=True)
 def out_of_tree_plugin() -> Iterator[Path]:
     """The tiny out-of-tree plugin package, installed with pip as a user would, into a
-    temporary folder on the path of this session and its child processes (never .venv)."""
+    folder of the user's cache (once per version of its source, then reused) on the path of
+    this session and its child processes (never .venv)."""
     with installed_test_plugin() as site:
         yield site
 
@@ -49,33 +58,96 @@ def postgres_server() -> str:
     return PG_ADMIN
 
 
+def _postgres_admin(admin_url: str, statement: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(statement)
+
+
+@contextmanager
+def _postgres_database(admin_url: str, prefix: str, template: str | None = None) -> Iterator[str]:
+    """A new PostgreSQL database (a copy of ``template`` when given), dropped afterwards."""
+    name = f"{prefix}{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
+    _postgres_admin(admin_url, f'CREATE DATABASE "{name}"{copy}')
+    try:
+        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    finally:
+        dispose_engines()
+        _postgres_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _migrate_and_close(url: str) -> None:
+    """Alembic ``upgrade`` to head, as the service does, then close the pooled connections:
+    PostgreSQL refuses to copy a template that anyone is connected to, and a SQLite file is
+    copied whole only once its write-ahead log is folded back in (on the last close)."""
+    url = get_settings(database_url=url).database_url
+    upgrade(url)
+    get_engine(url).dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: str) -> Iterator[str]:
+    """The name of a PostgreSQL database migrated to head once per session (the
+    ``alembic_version`` row included): each ``migrated_postgres_url`` is a copy of it, which
+    is much quicker than running every migration again. Dropped at the end of the session."""
+    with _postgres_database(postgres_server, "js_template_") as url:
+        _migrate_and_close(url)
+        yield url.rsplit("/", 1)[1]
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per session; ``migrated_sqlite_url`` copies it."""
+    path = tmp_path_factory.mktemp("template") / "judge.db"
+    _migrate_and_close(f"sqlite:///{path}")
+    assert not path.with_name(path.name + "-wal").exists(), "the template is not closed"
+    return path
+
+
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A fresh PostgreSQL database for one test, dropped afterwards."""
-    name = f"js_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_server, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    yield f"postgresql://postgres@127.0.0.1:5432/{name}"
-    dispose_engines()
-    with psycopg.connect(postgres_server, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    with _postgres_database(postgres_server, "js_test_") as url:
+        yield url
+
+
+@pytest.fixture
+def migrated_postgres_url(postgres_server: str, postgres_template: str) -> Iterator[str]:
+    """A PostgreSQL database for one test, already at the newest schema: a copy of the
+    session's migrated template (``CREATE DATABASE ... TEMPLATE``), dropped afterwards.
+
+    For a test that would otherwise migrate ``postgres_url`` itself and is not about
+    migrations; tests of migrations, ``db upgrade`` and ``serve --migrate`` migrate for real."""
+    with _postgres_database(postgres_server, "js_test_", template=postgres_template) as url:
+        yield url
 
 
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
+    """The URL of a SQLite file that does not exist yet."""
     return f"sqlite:///{tmp_path / 'judge.db'}"
 
 
+@pytest.fixture
+def migrated_sqlite_url(sqlite_url: str, sqlite_template: Path) -> str:
+    """``sqlite_url`` (the same file), already at the newest schema: a copy of the session's
+    migrated template. For a test that would otherwise run ``upgrade(sqlite_url)`` and is not
+    about migrations."""
+    path = sqlite_path(sqlite_url)
+    assert path is not None and not path.exists()
+    shutil.copyfile(sqlite_template, path)
+    return sqlite_url
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each test using this runs on both real databases, migrated to head."""
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Each test using this runs on both real databases, at the newest schema (copies of
+    the session's migrated templates)."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'judge.db'}"
+        url = request.getfixturevalue("migrated_sqlite_url")
     else:
-        url = request.getfixturevalue("postgres_url")
-    url = get_settings(database_url=url).database_url
-    upgrade(url)
-    return url
+        url = request.getfixturevalue("migrated_postgres_url")
+    return get_settings(database_url=url).database_url
 
 
 @pytest.fixture(params=["lean", "litellm"])
@@ -121,10 +193,8 @@ def make_key(url: str, role: str) -> str:
 
 
 @pytest.fixture
-def embedded_settings(sqlite_url: str) -> Settings:
-    settings = get_settings(database_url=sqlite_url, broker_url=None, cache_url=None)
-    upgrade(settings.database_url)
-    return settings
+def embedded_settings(migrated_sqlite_url: str) -> Settings:
+    return get_settings(database_url=migrated_sqlite_url, broker_url=None, cache_url=None)
 
 
 @pytest.fixture

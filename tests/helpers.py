@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import fnmatch
+import hashlib
 import importlib
 import os
 import shutil
@@ -12,10 +15,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
+
+T = TypeVar("T")
 
 BIN = Path(sys.executable).parent
 JUDGE_SERVICE = str(BIN / "judge-service")
@@ -26,14 +32,16 @@ DEV_SPLIT = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 TEST_PLUGIN = Path(__file__).resolve().parent / "fixtures" / "js_test_plugin"
 
 
+#: Built artefacts that are not part of a package's source (left by an in-place build).
+NOT_SOURCE = ("build", "*.egg-info", "__pycache__")
+
+
 def pip_install_to(source: Path, site: Path) -> None:
     """``pip install --no-deps --target site`` of the package at ``source``, built from a
     copy (so that no build/ or egg-info is left next to it), offline."""
     with tempfile.TemporaryDirectory(prefix="js-plugin-source-") as tmp:
         copy = Path(tmp) / "source"
-        shutil.copytree(
-            source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
-        )
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns(*NOT_SOURCE))
         done = subprocess.run(
             [
                 sys.executable,
@@ -56,31 +64,89 @@ def pip_install_to(source: Path, site: Path) -> None:
         raise RuntimeError(f"installing {source.name} failed:\n{done.stderr}")
 
 
+def source_digest(source: Path) -> str:
+    """A hash of the package's source files (names and contents; built artefacts left out)
+    and of the Python version that installs it."""
+    digest = hashlib.sha256(f"python{sys.version_info[0]}.{sys.version_info[1]}".encode())
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        built = any(fnmatch.fnmatch(part, p) for part in relative.parts for p in NOT_SOURCE)
+        if path.is_dir() or built:
+            continue
+        digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def plugin_cache() -> Path:
+    """Where installed test plugins are kept between sessions: ``JS_TEST_PLUGIN_CACHE``, else
+    ``$XDG_CACHE_HOME/judge-service/test-plugin`` (``~/.cache/...``)."""
+    if os.environ.get("JS_TEST_PLUGIN_CACHE"):
+        return Path(os.environ["JS_TEST_PLUGIN_CACHE"])
+    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache_home) / "judge-service" / "test-plugin"
+
+
+def cached_pip_install(source: Path, cache: Path) -> Path:
+    """The folder ``pip_install_to`` fills from ``source``, installed once per version of its
+    source files: ``cache/<source_digest>``, reused when it is there. A new install goes to a
+    temporary folder next to it and is renamed into place whole, so a folder at that name is
+    a complete install, also when two sessions install at once."""
+    site = cache / source_digest(source)
+    if site.is_dir():
+        return site
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".installing-", dir=cache) as tmp:
+        pip_install_to(source, Path(tmp) / "site")
+        with contextlib.suppress(OSError):  # another session was first: keep its folder
+            (Path(tmp) / "site").rename(site)
+    if not site.is_dir():
+        raise RuntimeError(f"installing {source.name} into {site} failed")
+    return site
+
+
 @contextlib.contextmanager
 def installed_test_plugin() -> Iterator[Path]:
     """The tests' out-of-tree plugin package (a 50 ms judge, failing ones), installed with
-    pip as a user installs a third-party plugin, but into a temporary folder that is on
-    ``sys.path`` here and on ``PYTHONPATH`` for every child process until the block ends,
-    then removed: the environment itself (the user's .venv) never holds it. The benchmarks
-    use it too. Yields the folder."""
+    pip as a user installs a third-party plugin, but into a folder of the user's cache (once
+    per version of the plugin's source, see ``cached_pip_install``) that is on ``sys.path``
+    here and on ``PYTHONPATH`` for every child process until the block ends: the environment
+    itself (the user's .venv) never holds it. The benchmarks use it too. Yields the folder."""
     saved_path, saved_env = list(sys.path), os.environ.get("PYTHONPATH")
-    with tempfile.TemporaryDirectory(prefix="js-test-plugin-") as tmp:
-        site = Path(tmp) / "site"
-        pip_install_to(TEST_PLUGIN, site)
-        sys.path.append(str(site))
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), saved_env]))
+    site = cached_pip_install(TEST_PLUGIN, plugin_cache())
+    sys.path.append(str(site))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), saved_env]))
+    importlib.invalidate_caches()
+    try:
+        yield site
+    finally:
+        sys.path[:] = saved_path
+        if saved_env is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved_env
+        for name in [m for m in sys.modules if m.split(".")[0] == "js_test_plugin"]:
+            del sys.modules[name]
         importlib.invalidate_caches()
-        try:
-            yield site
-        finally:
-            sys.path[:] = saved_path
-            if saved_env is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = saved_env
-            for name in [m for m in sys.modules if m.split(".")[0] == "js_test_plugin"]:
-                del sys.modules[name]
-            importlib.invalidate_caches()
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = 30, interval: float = 0.05) -> T:
+    """Poll ``predicate`` every ``interval`` s until it returns something true, and return
+    that; its last (false) answer once ``timeout`` s have passed. For a test that waits for
+    something to happen, instead of sleeping for as long as it usually takes."""
+    deadline = time.monotonic() + timeout
+    while not (answer := predicate()) and time.monotonic() < deadline:
+        time.sleep(interval)
+    return answer
+
+
+async def wait_until_async(
+    predicate: Callable[[], T], timeout: float = 30, interval: float = 0.005
+) -> T:
+    """``wait_until`` inside an event loop: the loop runs other tasks between polls."""
+    deadline = time.monotonic() + timeout
+    while not (answer := predicate()) and time.monotonic() < deadline:
+        await asyncio.sleep(interval)
+    return answer
 
 
 def free_port() -> int:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from fastapi.testclient import TestClient
 
 from judge_service.api.app import create_app
 from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import upgrade
 from tests.conftest import make_key
 
 
@@ -118,6 +118,12 @@ def test_unknown_judge_is_422_naming_it(client, keys, stored):
     )
     assert "no_such_judge" in err["message"]
     assert err["detail"]["judge"] == "no_such_judge"
+    # Like an unknown rubric's: the field, and the names that would have worked.
+    assert err["detail"]["field"] == "judges.1" and "judges.1" in err["message"]
+    known = err["detail"]["known"]
+    assert {"reference_match", "regex_match", "local/smollm2-135m"} <= set(known)
+    assert "no_such_judge" not in known and known == sorted(known)
+    assert "reference_match" in err["message"].split("known judges:")[1]
 
 
 def test_judge_with_bad_options_is_422(client, keys, stored):
@@ -179,14 +185,13 @@ def test_health_and_docs_need_no_key(client):
     ready = client.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["checks"] == {"database": "ok", "queue": "ok", "workers": "ok"}
-    assert [w["id"] for w in ready.json()["workers"]] == ["embedded"]
+    assert [w["pid"] for w in ready.json()["workers"]] == [os.getpid()]  # the embedded worker
     assert client.get("/docs").status_code == 200
     assert "/v1/rewards" in client.get("/openapi.json").json()["paths"]
 
 
-def test_too_many_samples_is_422(tmp_path):
-    settings = get_settings(database_url=f"sqlite:///{tmp_path / 'j.db'}", max_batch_samples=2)
-    upgrade(settings.database_url)
+def test_too_many_samples_is_422(migrated_sqlite_url):
+    settings = get_settings(database_url=migrated_sqlite_url, max_batch_samples=2)
     headers = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
     samples = [{**GOOD["samples"][0], "id": str(i)} for i in range(3)]
     with TestClient(create_app(settings)) as client:
@@ -195,9 +200,8 @@ def test_too_many_samples_is_422(tmp_path):
         assert err["detail"]["field"] == "samples"
 
 
-def test_body_over_the_limit_is_413(tmp_path):
-    settings = get_settings(database_url=f"sqlite:///{tmp_path / 'j.db'}", max_body_mb=0.01)
-    upgrade(settings.database_url)
+def test_body_over_the_limit_is_413(migrated_sqlite_url):
+    settings = get_settings(database_url=migrated_sqlite_url, max_body_mb=0.01)
     headers = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
     big = {**GOOD, "samples": [{**GOOD["samples"][0], "completion": "x" * 20_000}]}
     with TestClient(create_app(settings)) as client:

@@ -303,19 +303,20 @@ def test_a_batch_reads_back_identically_after_a_restart(embedded_settings, keys)
         assert again.status_code == 200 and again.json() == before  # the same batch, not rescored
 
 
-def test_a_batch_too_big_for_the_local_judge_says_so(sqlite_url, fake_openai):
+def test_a_batch_too_big_for_the_local_judge_says_so(migrated_sqlite_url, fake_openai):
     """The local judge (here reached at JS_LOCAL_MODEL_URL, the fake standing in for its
     server) cannot score 30 samples in 5 s at its measured rate: the answer warns."""
     from judge_service.api.app import create_app
     from judge_service.local_model import MEASURED_SAMPLES_PER_S
     from judge_service.settings import get_settings
-    from judge_service.storage.db import upgrade
     from tests.conftest import make_key
 
     settings = get_settings(
-        database_url=sqlite_url, broker_url=None, cache_url=None, local_model_url=fake_openai.url
+        database_url=migrated_sqlite_url,
+        broker_url=None,
+        cache_url=None,
+        local_model_url=fake_openai.url,
     )
-    upgrade(settings.database_url)
     headers = {"Authorization": f"Bearer {make_key(settings.database_url, 'trainer')}"}
     many = [{"id": f"s{i}", "prompt": "2+2?", "completion": f"{i}"} for i in range(30)]
     with TestClient(create_app(settings)) as client:

@@ -14,7 +14,7 @@ from judge_service.domain import Rubric
 from judge_service.registry import Registry
 from judge_service.settings import get_settings
 from judge_service.storage import batches
-from judge_service.storage.db import session_scope, upgrade
+from judge_service.storage.db import session_scope
 from judge_service.worker.offline import batch_plan_for
 
 FULL = BatchPlan(
@@ -102,10 +102,9 @@ def test_plans_stored_before_the_model_still_load(database_url: str, row: dict) 
     ]
 
 
-def test_a_dict_is_not_a_plan(sqlite_url: str) -> None:
-    upgrade(sqlite_url)
+def test_a_dict_is_not_a_plan(migrated_sqlite_url: str) -> None:
     with pytest.raises(StatementError, match="BatchPlan"):
-        _store(sqlite_url, dict(OLD_ROW))
+        _store(migrated_sqlite_url, dict(OLD_ROW))
 
 
 def test_judge_service_score_builds_the_plan_the_api_would_store(sqlite_url: str) -> None:

@@ -24,7 +24,7 @@ from judge_service.settings import get_settings
 from judge_service.storage.db import dispose_engines, upgrade
 from judge_service.storage.outage import find_outage
 from tests.conftest import make_key
-from tests.helpers import JUDGE_SERVICE, Server, free_port, service_env
+from tests.helpers import JUDGE_SERVICE, Server, free_port, service_env, wait_until
 from tests.private_postgres import PrivatePostgres, private_postgres
 
 GOOD = {
@@ -104,12 +104,11 @@ def test_an_unopenable_sqlite_file_is_503(tmp_path: Path):
     assert error["detail"] == {"reason": "unable to open database file"}
 
 
-def test_a_database_bug_stays_500(sqlite_url: str):
+def test_a_database_bug_stays_500(migrated_sqlite_url: str):
     """A missing table is a bug (or a broken migration), not an outage: 500, no Retry-After."""
-    upgrade(sqlite_url)
-    with create_engine(sqlite_url).begin() as connection:
+    with create_engine(migrated_sqlite_url).begin() as connection:
         connection.execute(text("DROP TABLE api_keys"))
-    settings = get_settings(database_url=sqlite_url, broker_url=None, cache_url=None)
+    settings = get_settings(database_url=migrated_sqlite_url, broker_url=None, cache_url=None)
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
         response = client.post("/v1/rewards", json=GOOD, headers={"Authorization": "Bearer js_x"})
         assert client.get("/readyz").status_code == 200  # the database itself answers
@@ -208,10 +207,14 @@ def test_serve_waits_for_postgres_then_works_without_a_restart(
         pg.start()
         pg.create_database("judge")
         if migrate == "--no-migrate":  # nobody migrates: not ready, and says why
-            time.sleep(1)
-            ready = httpx.get(f"{server.url}/readyz", timeout=15)
-            assert ready.status_code == 503
-            assert "schema is not current" in ready.json()["checks"]["database"]
+            answers: list[httpx.Response] = []
+
+            def says_why() -> bool:
+                answers.append(httpx.get(f"{server.url}/readyz", timeout=15))
+                return "schema is not current" in answers[-1].json()["checks"]["database"]
+
+            assert wait_until(says_why, timeout=60, interval=0.1), answers[-1].text
+            assert answers[-1].status_code == 503
             done = _cli("db", "upgrade", env=env, cwd=tmp_path)
             assert done.returncode == 0, done.stderr
         ready = _wait_ready(server.url)
@@ -259,10 +262,8 @@ def test_two_api_processes_migrate_once_the_database_is_back(
         ready = _wait_ready(server.url, check="database")
         assert ready.json()["checks"]["database"] == "ok", (ready.text, server.log())
         assert ready.json()["checks"]["workers"].startswith("no worker heartbeat")
-        deadline = time.monotonic() + 30  # the seed rubrics are imported after the schema
-        while "the database is back" not in server.log() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert "the database is back" in server.log()
+        # the seed rubrics are imported after the schema
+        assert wait_until(lambda: "the database is back" in server.log(), 30), server.log()
     finally:
         server.kill()
 

@@ -63,7 +63,7 @@ def test_embedded_server(tmp_path: Path):
     try:
         ready = httpx.get(f"{server.url}/readyz").json()
         assert ready["checks"] == {"database": "ok", "queue": "ok", "workers": "ok"}
-        assert [w["id"] for w in ready["workers"]] == ["embedded"]
+        assert [w["pid"] for w in ready["workers"]] == [server.proc.pid]  # its own worker
         _score_scenario(server.url, key)
     finally:
         server.kill()
@@ -158,8 +158,10 @@ def test_a_two_process_worker_scores_every_sample_exactly_once(
 
     key = create_key("trainer", env=celery_env, cwd=tmp_path)
     metrics_port = free_port()
+    temp = tmp_path / "temp"  # the worker's shared counters go here, not into /tmp (issue 37)
+    temp.mkdir()
     worker = Worker(
-        env=celery_env,
+        env={**celery_env, "TMPDIR": str(temp)},
         cwd=tmp_path,
         log=tmp_path / "worker.log",
         concurrency=2,
@@ -194,6 +196,7 @@ def test_a_two_process_worker_scores_every_sample_exactly_once(
         metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
         scored = re.search(r'judge_service_samples_scored_total\{outcome="valid"\} (\S+)', metrics)
         assert scored is not None and float(scored.group(1)) >= 3 * n, metrics
+        assert any(p.name.startswith("judge-service-metrics-") for p in temp.iterdir())
         url = celery_env["JS_DATABASE_URL"].replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(url) as connection:
             counts = connection.execute(

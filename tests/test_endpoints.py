@@ -20,7 +20,7 @@ from judge_service.api.app import create_app
 from judge_service.endpoints import FREE_ENDPOINT_KEY, resolve_spec
 from judge_service.errors import EndpointRefused
 from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import get_engine, upgrade
+from judge_service.storage.db import get_engine
 from judge_service.storage.tables import BatchRow
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
@@ -43,7 +43,6 @@ def endpoints(fake: FakeOpenAIServer, **extra: Any) -> dict[str, Any]:
 
 
 def app_client(settings: Settings) -> TestClient:
-    upgrade(settings.database_url)
     return TestClient(create_app(settings))
 
 
@@ -132,10 +131,10 @@ def test_an_api_base_of_a_configured_endpoint_is_stored_as_its_name(
 
 
 @pytest.fixture
-def locked(sqlite_url: str, fake: FakeOpenAIServer) -> Settings:
+def locked(migrated_sqlite_url: str, fake: FakeOpenAIServer) -> Settings:
     """Embedded, SQLite, free endpoints off (as with a broker), the fake as "vllm-a"."""
     return get_settings(
-        database_url=sqlite_url,
+        database_url=migrated_sqlite_url,
         broker_url=None,
         cache_url=None,
         endpoints=endpoints(fake),
@@ -233,12 +232,12 @@ def test_endpoints_are_read_from_json_and_their_keys_never_print(
 
 
 def test_free_endpoints_get_a_placeholder_key_never_the_environments(
-    sqlite_url: str, fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    migrated_sqlite_url: str, fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Embedded by default: a request may name any api_base; the process's own
     ``OPENAI_API_KEY`` must not go to an address a client chose."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env-SECRET-456")
-    settings = get_settings(database_url=sqlite_url, broker_url=None, cache_url=None)
+    settings = get_settings(database_url=migrated_sqlite_url, broker_url=None, cache_url=None)
     assert settings.free_endpoints
     with app_client(settings) as client:
         response = post(client, trainer(settings), [{"name": "openai/free", "api_base": fake.url}])

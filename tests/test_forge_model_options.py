@@ -13,7 +13,7 @@ import pytest
 
 from judge_service.endpoints import FREE_ENDPOINT_KEY
 from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import session_scope, upgrade
+from judge_service.storage.db import session_scope
 from judge_service.wire_forge import DocumentOptions, TraceOptions
 from judge_service.worker.mining_task import model_options
 from tests.fakes import FakeOpenAIServer
@@ -39,17 +39,15 @@ def documents() -> str:
 
 
 @pytest.fixture
-def embedded_settings(sqlite_url: str, tmp_path: Path) -> Settings:
+def embedded_settings(migrated_sqlite_url: str, tmp_path: Path) -> Settings:
     """The embedded app's settings, with a local model that cannot run (no model file)."""
-    settings = get_settings(
-        database_url=sqlite_url,
+    return get_settings(
+        database_url=migrated_sqlite_url,
         broker_url=None,
         cache_url=None,
         local_model_url=None,
         local_model_path=str(tmp_path / "missing.gguf"),
     )
-    upgrade(settings.database_url)
-    return settings
 
 
 @pytest.fixture

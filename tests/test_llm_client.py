@@ -24,6 +24,7 @@ from judge_service.llm_cache import MemoryCache, RedisCache
 from judge_service.llm_openai import endpoint
 from judge_service.settings import get_settings
 from tests.fakes import FakeOpenAIServer, free_port
+from tests.helpers import wait_until_async
 
 SCHEMA = {
     "type": "object",
@@ -270,7 +271,8 @@ async def test_waiting_for_a_server_slot_counts_against_the_deadline(
 ) -> None:
     model_client = make(concurrency=1, endpoint_concurrency=1)
     busy = asyncio.create_task(ask(model_client, fake, "slow-400-x"))
-    await asyncio.sleep(0.05)  # x holds the server's one slot
+    # x holds the server's one slot once the server has it
+    assert await wait_until_async(lambda: fake.requests["slow-400-x"] == 1, timeout=10)
     with pytest.raises(ModelTimeout):
         await ask(model_client, fake, "slow-400-y", deadline=time.monotonic() + 0.1)
     model_slot, server_slot = model_client._limits_for("openai/slow-400-y", fake.url)

@@ -24,6 +24,7 @@ from judge_service.pipeline.consensus import Panel, agreement, decide
 from judge_service.pipeline.evaluate import Scoring, evaluate_batch, evaluate_sample
 from judge_service.pipeline.judging import CallDeadline
 from judge_service.registry import Registry
+from tests.helpers import wait_until_async
 
 
 def panel(*specs: str | dict[str, Any], aggregator: str = "mean", quorum: int | None = None):
@@ -296,7 +297,7 @@ async def test_call_deadline_lets_an_outside_cancellation_through() -> None:
     """Cancelling a call from outside is not a timeout: it stays a cancellation."""
     deadline = CallDeadline(time.monotonic() + 30)
     call = asyncio.ensure_future(deadline.run(asyncio.sleep(30)))
-    await asyncio.sleep(0.01)
+    assert await wait_until_async(lambda: call in deadline.running, timeout=10)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call

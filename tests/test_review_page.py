@@ -17,7 +17,6 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from judge_service.storage.db import upgrade
 from tests.conftest import ROOT, make_key
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, run_cli, service_env
@@ -85,12 +84,11 @@ class Stage:
 
 
 @pytest.fixture
-def stage(tmp_path: Path) -> Iterator[Stage]:
+def stage(tmp_path: Path, migrated_sqlite_url: str) -> Iterator[Stage]:
     """A running service with the seed rubrics, a scored and mined run, and three item kinds."""
     fake = FakeOpenAIServer().start()
-    db = f"sqlite:///{tmp_path / 'review.db'}"
+    db = migrated_sqlite_url
     env = service_env(JS_DATABASE_URL=db)
-    upgrade(db)
     run_cli("rubrics", "import", env=env, cwd=tmp_path)
     admin = {"Authorization": f"Bearer {make_key(db, 'admin')}"}
     server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")

@@ -14,7 +14,7 @@ from judge_service import rubric_files
 from judge_service.api.app import create_app
 from judge_service.settings import get_settings
 from judge_service.storage import audit, rubrics
-from judge_service.storage.db import session_scope, upgrade
+from judge_service.storage.db import session_scope
 from tests.conftest import make_key
 from tests.helpers import JUDGE_SERVICE, run_cli, service_env
 from tests.review_support import RUBRIC
@@ -128,11 +128,11 @@ def test_db_upgrade_imports_the_shipped_rubrics_once(tmp_path: Path, database_ur
     assert audit_actions(database_url) == actions
 
 
-def test_db_upgrade_never_touches_a_rubric_that_exists(tmp_path: Path, sqlite_url: str):
+def test_db_upgrade_never_touches_a_rubric_that_exists(tmp_path: Path, migrated_sqlite_url: str):
     """A user's own `customer-refund` (version 1 from their file, then an edited version 2)
     stays as it is; only the seeds the database lacks are added."""
-    env = service_env(JS_DATABASE_URL=sqlite_url)
-    upgrade(sqlite_url)  # the schema alone, no seeds
+    env = service_env(JS_DATABASE_URL=migrated_sqlite_url)
+    # migrated_sqlite_url: the schema alone, no seeds
     mine = {**RUBRIC, "name": "customer-refund"}
     (tmp_path / "refund.yaml").write_text(yaml.safe_dump(mine), encoding="utf-8")
     run_cli("rubrics", "import", str(tmp_path / "refund.yaml"), env=env, cwd=tmp_path)
@@ -146,7 +146,7 @@ def test_db_upgrade_never_touches_a_rubric_that_exists(tmp_path: Path, sqlite_ur
     for _ in range(2):
         out = run_cli("db", "upgrade", env=env, cwd=tmp_path)
         assert "customer-refund" not in out
-        with session_scope(sqlite_url) as session:
+        with session_scope(migrated_sqlite_url) as session:
             versions = rubrics.list_versions(session=session, name="customer-refund")
             assert [v.version for v in versions] == [1, 2]
             active = rubrics.get_version(session=session, name="customer-refund")

@@ -3,20 +3,18 @@
 The browser asks for a run's page, is sent to the review sign-in, comes back to the run once
 signed in, sees the four plots drawn and the alarms, follows a flagged rollout to its review
 item, and finds the run in ``/runs``. Every request that leaves the service is refused and
-counted: the page needs nothing from elsewhere. The screenshot is docs/run-page.png
-(refreshed with UPDATE_DOCS_SCREENSHOT=1).
+counted: the page needs nothing from elsewhere. (docs/run-page.png is drawn by
+tests/test_run_page_truth_chromium.py.)
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import httpx
 from playwright.sync_api import Route, expect, sync_playwright
 
-from judge_service.storage.db import upgrade
 from tests.conftest import ROOT, make_key
 from tests.helpers import Server, service_env
 from tests.test_review_page import ARGS, CHROMIUM
@@ -25,9 +23,8 @@ from tests.test_run_page import RUN, build_run
 SCREENSHOT = ROOT / "docs" / "run-page.png"
 
 
-def test_the_run_page_in_chromium(tmp_path: Path):
-    db = f"sqlite:///{tmp_path / 'runs.db'}"
-    upgrade(db)
+def test_the_run_page_in_chromium(tmp_path: Path, migrated_sqlite_url: str):
+    db = migrated_sqlite_url
     reviewer = make_key(db, "reviewer")
     bearer = {
         role: {"Authorization": f"Bearer {make_key(db, role)}"} for role in ("trainer", "reviewer")
@@ -71,9 +68,7 @@ def test_the_run_page_in_chromium(tmp_path: Path):
                 rows = page.locator("section[aria-label='Flagged rollouts'] tr[data-sample]")
                 expect(rows).to_have_count(6)
 
-                shot = (
-                    SCREENSHOT if os.environ.get("UPDATE_DOCS_SCREENSHOT") else tmp_path / "r.png"
-                )
+                shot = tmp_path / "r.png"
                 page.screenshot(path=str(shot), full_page=True)
                 assert shot.stat().st_size > 20_000
 

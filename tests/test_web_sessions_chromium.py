@@ -18,7 +18,6 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from judge_service.storage.db import upgrade
 from judge_service.worker.review_enqueue import enqueue_review
 from tests.conftest import make_key
 from tests.helpers import Server, service_env
@@ -72,10 +71,9 @@ def attacker() -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def test_a_page_on_another_port_cannot_ride_the_session(
-    tmp_path: Path, attacker: tuple[str, dict[str, str]]
+    tmp_path: Path, attacker: tuple[str, dict[str, str]], migrated_sqlite_url: str
 ):
-    db = f"sqlite:///{tmp_path / 'ride.db'}"
-    upgrade(db)
+    db = migrated_sqlite_url
     admin = make_key(db, "admin")
     enqueue_review(flagged_batch(db, [0.92]), database_url=db)
     bearer = {"Authorization": f"Bearer {admin}"}
