@@ -156,6 +156,14 @@ class ShuttingDown(Unavailable):
 
     code = "shutting_down"
 
+    def __init__(
+        self,
+        message: str = "the service is shutting down and takes no new work; retry later",
+        *,
+        detail: Any = None,
+    ) -> None:
+        super().__init__(message, detail=detail)
+
 
 class DatabaseUnavailable(Unavailable):
     """PostgreSQL down or refusing connections, a SQLite file that cannot be opened or stays

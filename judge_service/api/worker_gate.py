@@ -23,7 +23,7 @@ async def require_worker(request: Request) -> None:
     heartbeat is newer than ``JS_WORKER_GRACE_S``."""
     state = request.app.state
     if state.shutdown.draining:
-        raise shutting_down()
+        raise ShuttingDown()
     if not await state.dispatcher.available():
         grace = state.settings.worker_grace_s
         raise NoWorker(
@@ -31,14 +31,6 @@ async def require_worker(request: Request) -> None:
             retry_after_s=RETRY_AFTER_S,
             detail={"worker_grace_s": grace},
         )
-
-
-def shutting_down(detail: dict | None = None) -> ShuttingDown:
-    """The 503 of a process that stops (Retry-After: its successor, or another replica)."""
-    return ShuttingDown(
-        "the service is shutting down and takes no new work; retry later",
-        detail=detail,
-    )
 
 
 #: A route parameter (after the key, so that 401 and 403 come first).

@@ -17,7 +17,7 @@ from judge_service.storage import workers
 from judge_service.storage.db import session_scope
 from judge_service.storage.types import utcnow
 from judge_service.storage.workers import WorkerSeen
-from judge_service.worker.batch_status import batch_done
+from judge_service.worker.batch_status import batch_done, live_workers
 from judge_service.worker.celery_app import make_celery, send_score
 
 #: Polling a Celery batch: first after this long, then 1.5 times longer each time, up to
@@ -77,11 +77,6 @@ BEAT_CACHE_S = 1.0
 def newest_beat(database_url: str) -> datetime | None:
     with session_scope(database_url) as session:
         return workers.newest_beat(session=session)
-
-
-def live_workers(database_url: str, within_s: float) -> list[WorkerSeen]:
-    with session_scope(database_url) as session:
-        return workers.live(session=session, within_s=within_s)
 
 
 class CeleryDispatcher:

@@ -24,11 +24,9 @@ from functools import partial
 from judge_service.errors import ShuttingDown
 from judge_service.registry import Registry
 from judge_service.settings import Settings
-from judge_service.storage import workers
-from judge_service.storage.db import session_scope
 from judge_service.storage.lost_jobs import JobKind
 from judge_service.storage.workers import WorkerSeen
-from judge_service.worker.batch_status import batch_done
+from judge_service.worker.batch_status import batch_done, live_workers
 from judge_service.worker.forge_task import run_forge
 from judge_service.worker.lease import Leases, score_leased
 from judge_service.worker.liveness import Liveness
@@ -196,7 +194,7 @@ class InProcessDispatcher:
 
     def submit(self, batch_id: str) -> None:
         if not self._queue_batch(batch_id):
-            raise ShuttingDown("the service is shutting down and takes no new work; retry later")
+            raise ShuttingDown()
 
     def _resend(self, batch_id: str) -> None:
         """The sweeper's re-send of a batch: onto this pool (or, once the service stops,
@@ -213,7 +211,7 @@ class InProcessDispatcher:
         """Another task by its Celery name, run on the same pool."""
         (job_id,) = args
         if not self._queue_job(name, job_id):
-            raise ShuttingDown("the service is shutting down and takes no new work; retry later")
+            raise ShuttingDown()
 
     def _send_job(self, kind: JobKind, job_id: str) -> None:
         """The sweeper's re-send of a lost job: onto this pool (once the service stops, the
@@ -276,8 +274,7 @@ class InProcessDispatcher:
 
     def workers(self) -> list[WorkerSeen]:
         """The live workers from their heartbeats, this process among them, as with Celery."""
-        with session_scope(self.settings.database_url) as session:
-            return workers.live(session=session, within_s=self.settings.lease_s)
+        return live_workers(self.settings.database_url, self.settings.lease_s)
 
     def close(self) -> None:
         """Stop the work as :meth:`stop` does (unless it already ran), then the heartbeat

@@ -15,8 +15,8 @@ from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import ScopeDep, TrainerKey
 from judge_service.api.submission import submit_and_wait
-from judge_service.api.worker_gate import WorkerAlive, shutting_down
-from judge_service.errors import ValidationFailed
+from judge_service.api.worker_gate import WorkerAlive
+from judge_service.errors import ShuttingDown, ValidationFailed
 
 router = APIRouter(tags=["openrlhf"], route_class=ParsedBodyRoute)
 
@@ -74,7 +74,7 @@ async def get_reward(
     )
     answer = await submit_and_wait(request_body, state=request.app.state, key=key, scope=scope)
     if answer.status != "done":  # the service stopped first; this protocol has no 202
-        raise shutting_down({"batch_id": answer.batch_id, "status": answer.status})
+        raise ShuttingDown(detail={"batch_id": answer.batch_id, "status": answer.status})
     rewards = [r.reward if r.valid and r.reward is not None else 0.0 for r in answer.results]
     return wire.OpenRLHFResponse(
         rewards=rewards,
