@@ -1,11 +1,12 @@
 """Samples per second of the local SmolLM2 judge: llama.cpp's llama-server with parallel slots
-against llama-cpp-python's one-request-at-a-time server, on the same small batch.
+against the same server with one slot (one request at a time: the baseline), on one batch.
 
 Each configuration starts its own server, scores a warm-up of 4 samples, then the batch (the
 first ``--samples`` rows of data/sorh_dev.jsonl, pointwise, through the ``llm`` judge plugin and
 ``ModelClient`` as the service does), and reports samples/s and the mean seconds per sample.
 
     .venv/bin/python bench/local_judge.py                   # 24 samples; slots 1, 2, 4, 8
+    (the first figure, 1 slot, is the baseline of the ratio printed last)
     .venv/bin/python bench/local_judge.py --samples 48 --parallel 4
 """
 
@@ -27,7 +28,8 @@ from rich.table import Table
 from judge_service.contracts import JudgeContext
 from judge_service.domain import Sample
 from judge_service.llm import ModelClient
-from judge_service.local_model import LocalModelServer, llama_server_binary
+from judge_service.local_build import machine_build
+from judge_service.local_model import LocalModelServer
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 
@@ -60,18 +62,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=24)
     parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2, 4, 8])
-    parser.add_argument("--skip-fallback", action="store_true")
     args = parser.parse_args()
+    machine_build().build_with_progress(report=print)  # once per machine
     every = load(args.samples + 4)
     warm, batch = every[:4], every[4:]
-    configs: list[tuple[str, dict]] = []
-    if not args.skip_fallback:
-        configs.append(("llama_cpp.server (one request at a time)", {"use_llama_server": False}))
-    if llama_server_binary() is None:
-        print("no llama-server binary (run scripts/setup.sh): measuring the fallback only")
-    else:
-        for n in args.parallel:
-            configs.append((f"llama-server, {n} slot(s), continuous batching", {"parallel": n}))
+    slots = sorted({1, *args.parallel})  # 1 slot: the baseline
+    configs = [(f"llama-server, {n} slot(s), continuous batching", {"parallel": n}) for n in slots]
+    rates: list[float] = []
     table = Table("server", "samples", "seconds", "samples/s", "s per sample", "failed")
     for name, options in configs:
         server = LocalModelServer(**options)
@@ -87,7 +84,9 @@ def main() -> None:
             f"{seconds / len(batch):.2f}", str(failed),
         )  # fmt: skip
         print(f"{name}: {len(batch) / seconds:.2f} samples/s", flush=True)
+        rates.append(len(batch) / seconds)
     Console().print(table)
+    print(f"best / one slot: {max(rates) / rates[0]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -67,10 +67,7 @@ def llama_cpu_s(root: int) -> float | None:
         while parent not in (0, 1, root):
             parent = parents.get(parent, 0)
         try:
-            if (
-                parent != root
-                or b"llama_cpp.server" not in (proc / str(pid) / "cmdline").read_bytes()
-            ):
+            if parent != root or b"llama-server-" not in (proc / str(pid) / "cmdline").read_bytes():
                 continue
             fields = (proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:

@@ -211,6 +211,20 @@ def _serve_worker_metrics(port: int, *, processes: bool) -> None:
     start_http_server(port, addr="127.0.0.1", registry=registry)
 
 
+@app.command("build-local-judge")
+def build_local_judge() -> None:
+    """Build llama.cpp's llama-server for the local judge now (once per machine; ~17 min on
+    2 cores), with a progress line every 5 s. `serve` otherwise builds it in the background."""
+    from judge_service.local_build import BuildFailed, machine_build
+
+    _logging(get_settings().log_level)
+    try:
+        typer.echo(f"llama-server: {machine_build().build_with_progress()}")
+    except BuildFailed as exc:
+        typer.echo(f"the llama-server build failed: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
 @app.command("local-model")
 def local_model(
     host: str = "127.0.0.1",
@@ -223,10 +237,12 @@ def local_model(
     import signal
     import threading
 
+    from judge_service.local_build import machine_build
     from judge_service.local_model import LocalModelServer
 
     settings = get_settings()
     _logging(settings.log_level)
+    machine_build().build_with_progress()  # once per machine
     server = LocalModelServer(
         model_path=settings.local_model_path, host=host, port=port or settings.local_model_port
     )

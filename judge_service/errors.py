@@ -21,6 +21,7 @@
     ├── Unavailable (503 unavailable)               the broker is down; sends Retry-After
     │   ├── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
     │   ├── ShuttingDown (503 shutting_down)        `serve` is stopping: it takes no new work
+    │   ├── LocalJudgeStarting (503 local_judge_starting)  llama-server is still being built
     │   └── DatabaseUnavailable (503 database_unavailable)  the database cannot be reached
     └── AnswerTimeout (504 answer_timeout)          no answer within JS_REQUEST_TIMEOUT_S
 
@@ -175,3 +176,14 @@ class DatabaseUnavailable(Unavailable):
 class AnswerTimeout(JudgeServiceError):
     status_code = 504
     code = "answer_timeout"
+
+
+class LocalJudgeStarting(Unavailable):
+    """The local judge's llama-server is still being built on this machine (once, on the
+    first start): the batch would wait on it, so it is refused with a ``Retry-After``."""
+
+    code = "local_judge_starting"
+
+    def __init__(self, message: str, *, retry_after_s: int, detail: Any = None) -> None:
+        super().__init__(message, detail=detail)
+        self.retry_after_s = retry_after_s

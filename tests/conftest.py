@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +33,18 @@ REDIS = "redis://127.0.0.1:6379"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def out_of_tree_plugin() -> Iterator[Path]:
+def session_temp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The temporary folder of this process and of every child it starts (servers, workers,
+    compilers, Chromium), under pytest's own: the suite leaves nothing in the system's."""
+    folder = tmp_path_factory.mktemp("tmp")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(folder))
+        patch.setattr(tempfile, "tempdir", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def out_of_tree_plugin(session_temp: Path) -> Iterator[Path]:
     """The tiny out-of-tree plugin package, installed with pip as a user would, into a
     folder of the user's cache (once per version of its source, then reused) on the path of
     this session and its child processes (never .venv)."""

@@ -17,7 +17,7 @@ from judge_service_plugins.judges.llm import LLMJudge
 
 from judge_service.contracts import JudgeContext
 from judge_service.domain import Criterion, Rubric, Sample
-from judge_service.llm import ModelCallError, ModelClient
+from judge_service.llm import ModelClient
 from judge_service.local_model import (
     LOCAL_JUDGE_NAME,
     LOCAL_PARALLEL,
@@ -103,21 +103,6 @@ def test_llama_server_serves_parallel_slots(server: LocalModelServer) -> None:
     props = httpx.get(server.url.removesuffix("/v1") + "/props", timeout=5).json()
     assert props["total_slots"] == server.parallel == LOCAL_PARALLEL > 1
     assert server.judge_options()["concurrency"] == LOCAL_PARALLEL + 1
-
-
-async def test_the_fallback_rejects_the_json_schema_form() -> None:
-    """Why the local judge uses ``json_object`` (which both servers take): llama-cpp-python's
-    server, the fallback without llama-server, answers 500 to ``json_schema``."""
-    fallback = LocalModelServer(use_llama_server=False)
-    try:
-        fallback.start()
-        assert fallback.binary is None and fallback.judge_options()["concurrency"] == 2
-        options = fallback.judge_options() | {"response_format_kind": "json_schema"}
-        judge = LLMJudge(**options, client=ModelClient(max_retries=0))
-        with pytest.raises(ModelCallError, match="HTTP 500"):
-            await judge.score(SAMPLE, JudgeContext())
-    finally:
-        fallback.stop()
 
 
 def test_restarts_after_it_dies() -> None:

@@ -20,6 +20,7 @@ from judge_service.api.docs import add_docs
 from judge_service.api.error_docs import document_errors
 from judge_service.api.headers import SecurityHeaders
 from judge_service.api.key_cache import CheckedKeys
+from judge_service.api.local_gate import start_build, stop_build
 from judge_service.api.outage import database_error
 from judge_service.api.params import plain_params
 from judge_service.api.routes import (
@@ -136,9 +137,11 @@ def create_app(
         )
         app.state.startup = startup
         startup.run()
+        start_build(settings)  # llama-server for the local judge, once, in the background
         try:
             yield
         finally:
+            stop_build(settings)
             startup.stop()
             app.state.dispatcher.close()
 

@@ -22,6 +22,7 @@ from judge_service.api import batching
 from judge_service.api.answers import DoneAnswer
 from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.local_deadline import local_judge_warnings
+from judge_service.api.local_gate import require_local_judge
 from judge_service.api.shutdown import Shutdown
 from judge_service.batch_plan import BatchPlan
 from judge_service.projects import Scope
@@ -92,6 +93,7 @@ async def submit_and_wait(
     batching.check_batch_size(body, settings=settings)
     batching.check_unique_ids(body)
     plan = await _resolve_plan(body, state=state, project=scope.home)
+    require_local_judge(plan, settings)
     warnings = local_judge_warnings(body, settings=settings)
     if warnings:  # stored with the batch: every answer of it (POST, polls, any replica) says so
         plan = plan.model_copy(update={"warnings": warnings})

@@ -27,6 +27,8 @@ from judge_service import wire
 from judge_service.auditors import audit_plan
 from judge_service.batch_plan import BatchPlan
 from judge_service.domain import Outcome, Sample
+from judge_service.local_build import machine_build
+from judge_service.local_model import LOCAL_JUDGE_NAME
 from judge_service.panels import default_panel, normalise_spec
 from judge_service.pipeline.auditing import FLAG_THRESHOLD
 from judge_service.pipeline.evaluate import Scoring, batch_stats, evaluate_batch
@@ -125,6 +127,12 @@ def _scoring(
     plan = batch_plan_for(
         settings=settings, registry=registry, judges=judges, aggregator=aggregator, audit=audit
     )
+    if not settings.local_model_url and LOCAL_JUDGE_NAME in {j.name for j in plan.judges}:
+        build = machine_build()
+        if not build.ready():  # once per machine; this command waits for it
+            say = Console(stderr=True).print
+            say("the local judge's llama-server is built once for this machine (~17 min)")
+            build.build_with_progress(report=say)
     return build_scoring(
         plan,
         registry=registry,

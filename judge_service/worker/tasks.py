@@ -22,7 +22,7 @@ from judge_service.batch_plan import BatchPlan
 from judge_service.domain import Outcome, Sample
 from judge_service.endpoints import resolve_specs
 from judge_service.llm import get_client
-from judge_service.local_model import local_judge
+from judge_service.local_model import LocalModelUnavailable, local_judge
 from judge_service.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES
 from judge_service.pipeline.calibration import calibrate_panel
@@ -130,10 +130,12 @@ async def _score(
     try:
         scoring = scoring_factory()
     except Exception as exc:  # a plan that cannot be built masks the batch, with the reason
+        # the local judge not built yet (a worker's first start): its judge fails, with why
+        kind = "judge_failed" if isinstance(exc, LocalModelUnavailable) else "internal_error"
         log.exception("cannot build the plan")
         for index, sample in enumerate(work.samples):
             reason = f"cannot build the judge panel: {exc}"
-            await writer.add(index, Outcome.masked(sample.id, "internal_error", reason))
+            await writer.add(index, Outcome.masked(sample.id, kind, reason))
     else:
         try:
             await evaluate_batch(list(enumerate(work.samples)), scoring, writer.add)

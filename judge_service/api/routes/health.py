@@ -11,6 +11,7 @@ from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
 from judge_service.api.deps import AnyKey
+from judge_service.api.local_gate import local_judge_status
 from judge_service.storage.db import get_engine, schema_is_current
 from judge_service.storage.outage import find_outage
 from judge_service.storage.types import utcnow
@@ -102,5 +103,7 @@ async def readyz(request: Request) -> JSONResponse:
         "status": "ready" if ready else "not ready",
         "checks": checks,
         "workers": await run_in_threadpool(_workers, state.dispatcher),
+        # not a check: the deterministic judges score while llama-server builds
+        "local_judge": local_judge_status(state.settings),
     }
     return JSONResponse(body, status_code=200 if ready else 503)
