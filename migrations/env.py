@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
+from judge_service.forge import tables as forge_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.storage import (  # noqa: F401  (their tables join Base.metadata)
-    forge_tables,
     review_tables,
     worker_tables,
 )

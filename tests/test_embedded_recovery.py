@@ -12,9 +12,10 @@ from fastapi.testclient import TestClient
 
 from judge_service.api.app import create_app
 from judge_service.batch_plan import BatchPlan, JudgeEntry
+from judge_service.forge import store as forge_store
 from judge_service.registry import Registry
 from judge_service.settings import get_settings
-from judge_service.storage import batches, forge, leases, mining, workers
+from judge_service.storage import batches, leases, mining, workers
 from judge_service.storage.db import session_scope, upgrade
 from judge_service.storage.types import utcnow
 from judge_service.worker.inprocess import InProcessDispatcher
@@ -140,12 +141,12 @@ def test_a_running_job_is_re_sent_only_without_a_broker_and_with_nobody_to_run_i
         mined = mining.create_job(
             session=session, rubric="r", run_id="run", model=None, max_items=3, created_by=None
         )
-        forged = forge.create_job(
+        forged = forge_store.create_job(
             session=session, kind="traces", options={}, inputs=[], created_by=None
         )
         session.flush()
         assert mining.start_job(session=session, job_id=mined.id)
-        assert forge.start_job(session=session, job_id=forged.id)
+        assert forge_store.start_job(session=session, job_id=forged.id)
         mined.created_at = forged.created_at = long_ago
         mined_id, forged_id = mined.id, forged.id
     sent: list[tuple[str, str]] = []

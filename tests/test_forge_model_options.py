@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from judge_service.endpoints import FREE_ENDPOINT_KEY
+from judge_service.forge.wire import DocumentOptions, TraceOptions
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import session_scope
-from judge_service.wire_forge import DocumentOptions, TraceOptions
 from judge_service.worker.mining_task import model_options
 from tests.fakes import FakeOpenAIServer
 from tests.forge_data import ALETSCH, BELL_ROCK, DOCUMENTS, traces
@@ -224,11 +224,11 @@ def test_a_miner_that_cannot_run_is_named_by_the_traces_job(client, keys):
 
 def stored_job(settings: Settings, kind: str, text: str, options: dict[str, Any]) -> str:
     """A job as stored before options were normalised, run by the worker; its id."""
-    from judge_service.storage import forge
-    from judge_service.worker.forge_task import run_forge
+    from judge_service.forge import store as forge_store
+    from judge_service.forge.job import run_forge
 
     with session_scope(settings.database_url) as session:
-        job_id = forge.create_job(
+        job_id = forge_store.create_job(
             session=session, kind=kind, options=options, inputs=text, created_by=None
         ).id
     run_forge(job_id, settings=settings)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+from judge_service.forge import store as forge_store
 from judge_service.settings import get_settings
-from judge_service.storage import forge, lost_jobs, mining
+from judge_service.storage import lost_jobs, mining
 from judge_service.storage.db import session_scope
 from judge_service.storage.lost_jobs import LostJob
 from judge_service.storage.types import utcnow
@@ -23,7 +24,7 @@ def _jobs(url: str) -> tuple[str, str]:
         mined = mining.create_job(
             session=session, rubric="r", run_id="run", model=None, max_items=3, created_by=None
         )
-        forged = forge.create_job(
+        forged = forge_store.create_job(
             session=session, kind="traces", options={}, inputs=[], created_by=None
         )
         return mined.id, forged.id
@@ -57,8 +58,8 @@ def test_started_or_finished_jobs_are_never_lost(database_url):
     mined, forged = _jobs(database_url)
     with session_scope(database_url) as session:
         assert mining.start_job(session=session, job_id=mined)
-        assert forge.start_job(session=session, job_id=forged)
-        forge.finish_job(session=session, job_id=forged, counts={}, result={})
+        assert forge_store.start_job(session=session, job_id=forged)
+        forge_store.finish_job(session=session, job_id=forged, counts={}, result={})
     assert _lost(database_url, QUIET_S + 1) == []
     assert not _claim(database_url, LostJob("mining", mined), QUIET_S + 1)
 
@@ -86,7 +87,7 @@ def test_an_idle_workers_sweeper_re_sends_lost_jobs_and_a_busy_ones_does_not(dat
     old = utcnow() - timedelta(seconds=QUIET_S + 5)
     with session_scope(database_url) as session:  # sent long ago, never started
         mining.get_job(session=session, job_id=mined).created_at = old
-        forge.get_job(session=session, job_id=forged).created_at = old
+        forge_store.get_job(session=session, job_id=forged).created_at = old
     sent: list[tuple[str, str]] = []
     holder = Leases(database_url, QUIET_S)
     liveness = Liveness(settings, holder, send=lambda _: None, send_job=lambda *a: sent.append(a))

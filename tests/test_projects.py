@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from judge_service import rubric_files
 from judge_service.api.app import create_app
+from judge_service.forge import store as forge_store
 from judge_service.settings import get_settings
-from judge_service.storage import forge
 from judge_service.storage.db import session_scope
 from judge_service.storage.keys import create_key
 from judge_service.storage.review_tables import ReviewItemRow
@@ -251,13 +251,13 @@ def test_keys_api_takes_a_project_and_checks_it(api, keys, database_url):
 
 def test_forge_jobs_and_tasks_are_the_projects(api, keys, database_url):
     with session_scope(database_url) as session:
-        job = forge.create_job(
+        job = forge_store.create_job(
             session=session, kind="traces", options={}, inputs="", created_by="t", project="b"
         )
-        family = forge.add_family(
+        family = forge_store.add_family(
             session=session, job_id=job.id, index=0, name="refunds", terms=["refund"], tasks=1
         )
-        forge.add_task(
+        forge_store.add_task(
             session=session,
             family=family,
             position=0,

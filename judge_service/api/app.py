@@ -24,7 +24,6 @@ from judge_service.api.local_gate import start_build, stop_build
 from judge_service.api.outage import database_error
 from judge_service.api.params import plain_params
 from judge_service.api.routes import (
-    forge,
     health,
     judges,
     keys,
@@ -38,6 +37,7 @@ from judge_service.api.shutdown import Shutdown
 from judge_service.api.startup import DatabaseStartup
 from judge_service.api.web import pages, run_pages, sign_in
 from judge_service.errors import JudgeServiceError
+from judge_service.forge import routes as forge_routes
 from judge_service.registry import Registry
 from judge_service.settings import Settings, get_settings
 from judge_service.worker.dispatch import Dispatcher, make_dispatcher
@@ -184,7 +184,7 @@ def create_app(
             pages,
             sign_in,
             run_pages,
-            forge,
+            forge_routes,
         )
     ]
     for router in routers:

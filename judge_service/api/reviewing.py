@@ -10,9 +10,10 @@ from sqlalchemy.orm import Session
 
 from judge_service import wire_review
 from judge_service.errors import Conflict, NotFound, ValidationFailed
+from judge_service.forge import store as forge_store
 from judge_service.projects import Scope
 from judge_service.review.decisions import DecisionError, next_criteria
-from judge_service.storage import audit, forge, labels, review, rubrics
+from judge_service.storage import audit, labels, review, rubrics
 from judge_service.storage.review_tables import ReviewItemRow
 from judge_service.storage.rollouts import find_sample
 from judge_service.storage.tables import ApiKeyRow, BatchRow, SampleRow
@@ -136,7 +137,9 @@ def decide(
         hack_id = _record_hack(session, item, body, key)
     elif item.kind == "task_family":  # approved: its tasks export; rejected: retired
         family_id = str(item.payload.get("family_id"))
-        status = forge.decide_family(session=session, family_id=family_id, decision=body.decision)
+        status = forge_store.decide_family(
+            session=session, family_id=family_id, decision=body.decision
+        )
         family = f"task_family:{family_id}:{status}" if status else None
     if body.label is not None:
         sample = session.get(SampleRow, item.sample_pk)

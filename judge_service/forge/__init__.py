@@ -1,6 +1,6 @@
 """Signal manufacture, pure: production traces and documents in, candidate training tasks out.
 
 No storage, no HTTP, no model client: models are reached through callables the worker passes
-in (:mod:`judge_service.worker.forge_task`). scikit-learn does the near-duplicate merge and the
+in (:mod:`judge_service.forge.job`). scikit-learn does the near-duplicate merge and the
 family clustering.
 """

@@ -18,7 +18,7 @@ from typing import Literal, NamedTuple
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
-from judge_service.storage.forge_tables import ForgeJobRow
+from judge_service.forge.tables import ForgeJobRow
 from judge_service.storage.review_tables import MiningJobRow
 from judge_service.storage.types import utcnow
 

@@ -22,12 +22,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
 from judge_service.errors import ShuttingDown
+from judge_service.forge.job import run_forge
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage.lost_jobs import JobKind
 from judge_service.storage.workers import WorkerSeen
 from judge_service.worker.batch_status import batch_done, live_workers
-from judge_service.worker.forge_task import run_forge
 from judge_service.worker.lease import Leases, score_leased
 from judge_service.worker.liveness import Liveness
 from judge_service.worker.loops import Interrupts

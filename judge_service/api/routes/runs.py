@@ -8,13 +8,13 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from judge_service import wire_forge
 from judge_service.api.deps import AnyKey, ScopeDep, SessionDep
 from judge_service.api.error_docs import errors
 from judge_service.errors import NotFound
+from judge_service.forge import wire as forge_wire
+from judge_service.forge.store_runs import apply_run_tiers
 from judge_service.forge.tiers import TIERS
 from judge_service.review.run_report import run_report
-from judge_service.storage.forge_runs import apply_run_tiers
 from judge_service.storage.runs import run_samples
 
 router = APIRouter(prefix="/v1", tags=["runs"])
@@ -33,10 +33,10 @@ def get_run_report(
     return run_report(run_id, samples)
 
 
-@router.get("/runs/{run_id}/tasks", response_model=wire_forge.RunTasks, responses=errors(404))
+@router.get("/runs/{run_id}/tasks", response_model=forge_wire.RunTasks, responses=errors(404))
 def get_run_tasks(
     run_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep
-) -> wire_forge.RunTasks:
+) -> forge_wire.RunTasks:
     """Per task (``metadata.task_id``, else ``group_id``): steps, pass rate, mean reward std
     and tier. The tiers are stored on the forged tasks the run trained on, unless a later
     run's tiers are already there."""
@@ -47,9 +47,9 @@ def get_run_tasks(
         )
     session.commit()
     counts = Counter(s.tier for s in stats if s.tier is not None)
-    return wire_forge.RunTasks(
+    return forge_wire.RunTasks(
         run_id=run_id,
-        tasks=[wire_forge.RunTask(**s.as_dict(), stored=s.task in stored) for s in stats],
+        tasks=[forge_wire.RunTask(**s.as_dict(), stored=s.task in stored) for s in stats],
         tiers={tier: counts.get(tier, 0) for tier in TIERS},
         steps=shares,
     )

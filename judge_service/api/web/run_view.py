@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from judge_service.api.web.pages import render_text
+from judge_service.forge.store_runs import run_tiers
 from judge_service.forge.tiers import TIERS
 from judge_service.review import agreement
 from judge_service.review.run_report import FLAG, run_report
-from judge_service.storage.forge_runs import run_tiers
 from judge_service.storage.labels import CONSENSUS, labeled_scores
 from judge_service.storage.run_reads import (
     flagged_rollouts,

@@ -14,8 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.orm import Session
 
-from judge_service.storage import forge
-from judge_service.storage.forge_tables import ForgeJobRow
+from judge_service.forge import store as forge_store
+from judge_service.forge.tables import ForgeJobRow
 
 STATUS_FIELDS = ("status", "state", "stage")
 MAX_ROWS = 200
@@ -48,7 +48,7 @@ def print_trace_job(*, session: Session, job: ForgeJobRow, console: Console | No
     )
     console.print(f"goal embeddings: {escape(str(result.get('embedding_model', '?')))}")
     table = Table("family", "goal", "runs", "reference end state", "source", show_lines=False)
-    rows = forge.list_tasks(session=session, job_id=job.id, limit=MAX_ROWS)
+    rows = forge_store.list_tasks(session=session, job_id=job.id, limit=MAX_ROWS)
     for task, family in rows:
         source = task.end_state_source or "none"
         if task.needs_review:

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
-from judge_service.storage.forge_tables import SeenTraceRow
+from judge_service.forge.tables import SeenTraceRow
 
 
 def content_hash(record: dict[str, Any]) -> str:

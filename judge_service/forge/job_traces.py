@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from judge_service.forge import store as forge_store
+from judge_service.forge import store_seen
 from judge_service.forge.embed import get_embedder
+from judge_service.forge.job_asks import ask_all
+from judge_service.forge.job_goals import goal_lines
+from judge_service.forge.job_review import enqueue_family, job_project, mine_families
 from judge_service.forge.policy import SCHEMA as POLICY_SCHEMA
 from judge_service.forge.policy import policy_prompt, policy_signs
+from judge_service.forge.tables import TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceForge, TraceTask, forge_traces
 from judge_service.forge.traces import Trace, parse_traces
 from judge_service.settings import Settings
-from judge_service.storage import forge, forge_seen
-from judge_service.storage.forge_tables import TaskFamilyRow
-from judge_service.worker.forge_asks import ask_all
-from judge_service.worker.forge_goals import goal_lines
-from judge_service.worker.forge_review import enqueue_family, job_project, mine_families
 from judge_service.worker.mining_task import default_model
 
 
@@ -64,7 +65,7 @@ def check_policy(
 
 def trace_key(trace: Trace) -> tuple[str, str]:
     content = {"messages": trace.messages, "tools": trace.tools, "metadata": trace.metadata}
-    return trace.id, forge_seen.content_hash(content)
+    return trace.id, store_seen.content_hash(content)
 
 
 def _task_fields(task: TraceTask, goal: str) -> dict[str, Any]:
@@ -121,7 +122,7 @@ def _store(
         project = job_project(session=session, job_id=job_id)
         position = 0
         for index, family in enumerate(forged.families):
-            row: TaskFamilyRow = forge.add_family(
+            row: TaskFamilyRow = forge_store.add_family(
                 session=session,
                 job_id=job_id,
                 index=index,
@@ -133,7 +134,7 @@ def _store(
             shown = []
             for task in family.tasks:
                 goal = lines[index_of[id(task)]]
-                added = forge.add_task(
+                added = forge_store.add_task(
                     session=session, family=row, position=position, **_task_fields(task, goal)
                 )
                 position += 1
@@ -148,7 +149,7 @@ def _store(
             }
             enqueue_family(session=session, family=row, kind="traces", counts=counts, tasks=shown)
             stored.append((row.id, family))
-        forge_seen.record(session=session, project=project, job_id=job_id, traces=by_trace)
+        store_seen.record(session=session, project=project, job_id=job_id, traces=by_trace)
     return stored
 
 
@@ -160,10 +161,10 @@ def traces_job(
     parsed = parse_traces(text)
     keys = {t.id: trace_key(t) for t in parsed}
     with scope() as session:
-        forge.clear_job_output(session=session, job_id=job_id)
-        forge_seen.forget_job(session=session, job_id=job_id)
+        forge_store.clear_job_output(session=session, job_id=job_id)
+        store_seen.forget_job(session=session, job_id=job_id)
         project = job_project(session=session, job_id=job_id)
-        known = forge_seen.seen(session=session, project=project, keys=keys.values())
+        known = store_seen.seen(session=session, project=project, keys=keys.values())
     fresh = [t for t in parsed if keys[t.id] not in known]
     overrides = options.get("tools") or {}
     forged = forge_traces(

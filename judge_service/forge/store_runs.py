@@ -7,8 +7,8 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
+from judge_service.forge.store import store_tiers
 from judge_service.forge.tiers import ScoredSample, TaskStats, task_stats, tier_shares
-from judge_service.storage.forge import store_tiers
 from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
 
 

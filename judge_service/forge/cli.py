@@ -64,10 +64,11 @@ def _run(
     *,
     as_json: bool = True,
 ) -> None:
+    from judge_service.forge import store as forge_store
     from judge_service.forge.inputs import ForgeInputError
-    from judge_service.storage import audit, forge
+    from judge_service.forge.job import run_forge
+    from judge_service.storage import audit
     from judge_service.storage.db import session_scope
-    from judge_service.worker.forge_task import run_forge
 
     try:
         parse(text)
@@ -75,7 +76,7 @@ def _run(
         field = f" (field `{exc.field}`)" if exc.field and exc.line is not None else ""
         raise _fail(f"{exc}{field}") from exc
     with session_scope(settings.database_url) as session:
-        job = forge.create_job(
+        job = forge_store.create_job(
             session=session,
             kind=kind,
             options=options.model_dump(mode="json", exclude_none=True),
@@ -87,17 +88,17 @@ def _run(
         job_id = job.id
     status = run_forge(job_id, settings=settings)
     with session_scope(settings.database_url) as session:
-        row = forge.get_job(session=session, job_id=job_id)
+        row = forge_store.get_job(session=session, job_id=job_id)
         assert row is not None
         families = [
             {"id": f.id, "name": f.name, "tasks": f.tasks, "failed_traces": f.failed_traces}
-            for f in forge.job_families(session=session, job_id=job_id)
+            for f in forge_store.job_families(session=session, job_id=job_id)
         ]
         out = {"id": job_id, "status": status, "counts": row.counts, "families": families}
         if row.error:
             out["error"] = row.error
         if not as_json and status == "done":
-            from judge_service.cli_forge_table import print_trace_job
+            from judge_service.forge.cli_table import print_trace_job
 
             print_trace_job(session=session, job=row)
     if as_json or status != "done":
@@ -132,7 +133,7 @@ def traces(
     """Tasks from traces, one per user goal, with reference end states: a table of the tasks
     (goal line, runs, end state, its source), the tool classes and the failure signs."""
     from judge_service.forge.traces import parse_traces
-    from judge_service.wire_forge import TraceOptions
+    from judge_service.forge.wire import TraceOptions
 
     project = project_name(project)
     settings = get_settings()
@@ -185,7 +186,7 @@ def documents(
 ) -> None:
     """Grounded tasks from documents: kept where the solver fails without the document."""
     from judge_service.forge.documents import parse_documents
-    from judge_service.wire_forge import DocumentOptions
+    from judge_service.forge.wire import DocumentOptions
 
     project = project_name(project)
     settings = get_settings()
@@ -217,11 +218,11 @@ def export(
     ] = None,
 ) -> None:
     """Write approved tasks (prompt, reference, task_id, ...) as JSONL."""
+    from judge_service.forge import store as forge_store
     from judge_service.forge.export import record
+    from judge_service.forge.store_runs import apply_run_tiers
     from judge_service.forge.tiers import TIERS
-    from judge_service.storage import forge
     from judge_service.storage.db import session_scope
-    from judge_service.storage.forge_runs import apply_run_tiers
 
     if tier is not None and tier not in TIERS:
         raise _fail(f"--tier must be one of {', '.join(TIERS)}")
@@ -235,7 +236,7 @@ def export(
                 where = "" if project is None else f" in project {project!r}"
                 raise _fail(f"no scored samples with a task for run {run!r}{where}")
             run_tiers = {s.task: s.tier for s in stats}
-        rows = forge.list_tasks(
+        rows = forge_store.list_tasks(
             session=session,
             family=family,
             tier=tier if run is None else None,

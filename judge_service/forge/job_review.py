@@ -14,12 +14,12 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from judge_service.domain import Outcome, Sample
+from judge_service.forge.tables import ForgeJobRow, TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceFamily
 from judge_service.review.evidence import rollout_evidence
 from judge_service.review.mining import MiningRollout
 from judge_service.settings import Settings
 from judge_service.storage import review, rubrics
-from judge_service.storage.forge_tables import ForgeJobRow, TaskFamilyRow
 from judge_service.worker.mining_task import mine_with_model
 
 log = logging.getLogger(__name__)

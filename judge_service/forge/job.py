@@ -3,7 +3,7 @@
 Runs on a Celery worker or the embedded executor (``FORGE_TASK``), or inline from the CLI.
 Safe to run twice: a finished job is not run again, a re-delivered one replaces what it had
 written, and review items are keyed by family. The traces half is
-:mod:`judge_service.worker.forge_traces`.
+:mod:`judge_service.forge.job_traces`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import logging
 from functools import partial
 from typing import Any
 
+from judge_service.forge import store as forge_store
 from judge_service.forge.documents import parse_documents
+from judge_service.forge.job_documents import forge_documents
+from judge_service.forge.job_review import enqueue_family
+from judge_service.forge.job_traces import traces_job
 from judge_service.settings import Settings
-from judge_service.storage import forge
 from judge_service.storage.db import session_scope
-from judge_service.worker.forge_documents import forge_documents
-from judge_service.worker.forge_review import enqueue_family
-from judge_service.worker.forge_traces import traces_job
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +29,10 @@ def _documents_job(job_id: str, text: str, options: dict[str, Any], settings: Se
         job_id, parse_documents(text), options, settings
     )
     with scope() as session:
-        forge.clear_job_output(session=session, job_id=job_id)
+        forge_store.clear_job_output(session=session, job_id=job_id)
         position = 0
         for index, (name, terms, members) in enumerate(grouped):
-            row = forge.add_family(
+            row = forge_store.add_family(
                 session=session,
                 job_id=job_id,
                 index=index,
@@ -43,7 +43,7 @@ def _documents_job(job_id: str, text: str, options: dict[str, Any], settings: Se
             shown = []
             for member in members:
                 task = result.tasks[member]
-                added = forge.add_task(
+                added = forge_store.add_task(
                     session=session,
                     family=row,
                     position=position,
@@ -88,8 +88,8 @@ def run_forge(
     """Run the job; returns its final status (``done``, ``failed``, or the status it had)."""
     scope = scope or partial(session_scope, settings.database_url)
     with scope() as session:
-        job = forge.get_job(session=session, job_id=job_id)
-        if job is None or not forge.start_job(session=session, job_id=job_id):
+        job = forge_store.get_job(session=session, job_id=job_id)
+        if job is None or not forge_store.start_job(session=session, job_id=job_id):
             return "missing" if job is None else job.status
         kind, text, options = job.kind, job.inputs, dict(job.options or {})
     try:
@@ -98,7 +98,7 @@ def run_forge(
     except Exception as exc:  # a failed job says why; it does not crash the worker
         log.exception("forge job %s failed", job_id)
         with scope() as session:
-            forge.finish_job(
+            forge_store.finish_job(
                 session=session,
                 job_id=job_id,
                 counts={},
@@ -107,5 +107,5 @@ def run_forge(
             )
         return "failed"
     with scope() as session:
-        forge.finish_job(session=session, job_id=job_id, counts=counts, result=result)
+        forge_store.finish_job(session=session, job_id=job_id, counts=counts, result=result)
     return "done"

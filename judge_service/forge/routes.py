@@ -16,19 +16,21 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from judge_service import json_depth, wire_forge
+from judge_service import json_depth
 from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.endpoints import check_spec, check_specs
 from judge_service.errors import NotFound, ValidationFailed
+from judge_service.forge import store as forge_store
+from judge_service.forge import wire as forge_wire
 from judge_service.forge.documents import parse_documents
 from judge_service.forge.inputs import ForgeInputError
+from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
 from judge_service.forge.traces import parse_traces
 from judge_service.settings import Settings
-from judge_service.storage import audit, forge
-from judge_service.storage.forge_tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
+from judge_service.storage import audit
 from judge_service.wire import DbInt
 from judge_service.worker.task_names import FORGE_TASK
 
@@ -100,9 +102,9 @@ def input_error(exc: ForgeInputError) -> ValidationFailed:
     return ValidationFailed(f"{exc}{field}", detail=exc.detail())
 
 
-def job_out(session: SessionDep, row: ForgeJobRow) -> wire_forge.ForgeJob:
-    families = forge.job_families(session=session, job_id=row.id)
-    return wire_forge.ForgeJob.model_validate(
+def job_out(session: SessionDep, row: ForgeJobRow) -> forge_wire.ForgeJob:
+    families = forge_store.job_families(session=session, job_id=row.id)
+    return forge_wire.ForgeJob.model_validate(
         {
             **{c: getattr(row, c) for c in ("id", "kind", "status", "options", "created_at")},
             **{c: getattr(row, c) for c in ("finished_at", "error")},
@@ -144,7 +146,7 @@ async def _queue(
     stored = checked_models(
         options.model_dump(mode="json", exclude_none=True), settings=request.app.state.settings
     )
-    job = forge.create_job(
+    job = forge_store.create_job(
         session=session,
         kind=kind,
         options=stored,
@@ -156,7 +158,7 @@ async def _queue(
     session.commit()
 
     def undo() -> None:
-        forge.finish_job(
+        forge_store.finish_job(
             session=session, job_id=job.id, counts={}, result={}, error="queue unavailable"
         )
         session.commit()
@@ -176,7 +178,7 @@ async def _upload(request: Request, parse: Any) -> str:
 
 @router.post(
     "/forge/traces",
-    response_model=wire_forge.ForgeJob,
+    response_model=forge_wire.ForgeJob,
     status_code=202,
     openapi_extra=UPLOAD_BODY,
 )
@@ -190,14 +192,14 @@ async def forge_traces(
     ``rubric``, ``miner`` (also writes the goal lines), ``max_items``, ``tools.writes`` and
     ``tools.reads`` (tool names, comma-separated or repeated: override the read/write
     classes)."""
-    options = parse_options(request, wire_forge.TraceOptions)
+    options = parse_options(request, forge_wire.TraceOptions)
     text = await _upload(request, parse_traces)
     return await _queue(request, session, key, "traces", text, options, scope.home)
 
 
 @router.post(
     "/forge/documents",
-    response_model=wire_forge.ForgeJob,
+    response_model=forge_wire.ForgeJob,
     status_code=202,
     openapi_extra=UPLOAD_BODY,
 )
@@ -207,22 +209,22 @@ async def forge_documents(
     """Queue a JSONL file of documents ``{"id", "text"}`` for grounded task synthesis.
     Options: ``generator``, ``verifiers`` (repeat or comma-separate), ``solver``,
     ``samples_per_task``, ``max_tasks``, ``min_pass``, ``max_pass``, ``chunk_chars``."""
-    options = parse_options(request, wire_forge.DocumentOptions)
+    options = parse_options(request, forge_wire.DocumentOptions)
     text = await _upload(request, parse_documents)
     return await _queue(request, session, key, "documents", text, options, scope.home)
 
 
-@router.get("/forge/jobs/{job_id}", response_model=wire_forge.ForgeJob, responses=errors(404))
+@router.get("/forge/jobs/{job_id}", response_model=forge_wire.ForgeJob, responses=errors(404))
 def get_forge_job(job_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
     """A forge job: status, counts, its families, and (traces) the mining it started."""
-    row = forge.get_job(session=session, job_id=job_id)
+    row = forge_store.get_job(session=session, job_id=job_id)
     if row is None or not scope.owns(row.project):
         raise NotFound(f"no forge job {job_id!r}", detail={"id": job_id})
     return job_out(session, row)
 
 
-def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> wire_forge.ForgeTask:
-    return wire_forge.ForgeTask.model_validate(
+def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> forge_wire.ForgeTask:
+    return forge_wire.ForgeTask.model_validate(
         {
             **{
                 c: getattr(task, c)
@@ -239,20 +241,20 @@ def task_out(task: ForgeTaskRow, family: TaskFamilyRow) -> wire_forge.ForgeTask:
     )
 
 
-@router.get("/tasks", response_model=wire_forge.ForgeTaskList)
+@router.get("/tasks", response_model=forge_wire.ForgeTaskList)
 def list_tasks(
     session: SessionDep,
     key: AnyKey,
     scope: ScopeDep,
     family: Annotated[str | None, Query(description="A family id or name")] = None,
-    tier: wire_forge.Tier | None = None,
+    tier: forge_wire.Tier | None = None,
     approved: Annotated[bool | None, Query(description="true: approved families only")] = None,
     job_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
     offset: Annotated[DbInt, Query()] = 0,
 ):
     """Forged tasks, filtered; ``approved=true`` is what ``forge export`` writes."""
-    rows = forge.list_tasks(
+    rows = forge_store.list_tasks(
         session=session,
         family=family,
         tier=tier,
@@ -262,17 +264,17 @@ def list_tasks(
         offset=offset,
         project=scope.see,
     )
-    return wire_forge.ForgeTaskList(tasks=[task_out(t, f) for t, f in rows])
+    return forge_wire.ForgeTaskList(tasks=[task_out(t, f) for t, f in rows])
 
 
 def _owned_task(session: SessionDep, task_id: str, scope: Any) -> tuple[ForgeTaskRow, Any]:
-    found = forge.get_task(session=session, task_id=task_id)
+    found = forge_store.get_task(session=session, task_id=task_id)
     if found is None or not scope.owns(found[2]):
         raise NotFound(f"no task {task_id!r}", detail={"id": task_id})
     return found[0], found[1]
 
 
-@router.get("/tasks/{task_id}", response_model=wire_forge.ForgeTask, responses=errors(404))
+@router.get("/tasks/{task_id}", response_model=forge_wire.ForgeTask, responses=errors(404))
 def get_task(task_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
     """One forged task: for a trace task its goal, the reference end state and where it came
     from (``consensus``, ``single_trace``, ``review``, ``upload``), the candidate end states
@@ -283,12 +285,12 @@ def get_task(task_id: str, session: SessionDep, key: AnyKey, scope: ScopeDep):
 
 @router.post(
     "/tasks/{task_id}/end_state",
-    response_model=wire_forge.ForgeTask,
+    response_model=forge_wire.ForgeTask,
     responses=errors(404, 422),
 )
 def choose_end_state(
     task_id: str,
-    choice: wire_forge.EndStateChoice,
+    choice: forge_wire.EndStateChoice,
     session: SessionDep,
     key: ReviewerKey,
     scope: ScopeDep,
@@ -309,7 +311,7 @@ def choose_end_state(
         state, source = candidates[choice.choose]["end_state"], "review"
     else:
         state, source = choice.end_state, "upload"
-    forge.set_end_state(session=session, task=task, end_state=state, source=source)
+    forge_store.set_end_state(session=session, task=task, end_state=state, source=source)
     audit.record(
         session=session,
         actor=key.id,

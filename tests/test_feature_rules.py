@@ -1,0 +1,103 @@
+"""The rules inside a feature package (DESIGN.md, "Layout"), read from the source with ast.
+
+A feature package holds its pure modules, its storage (``store*.py``, ``tables.py``), its jobs
+(``job*.py``), its HTTP routes (``routes.py``) and models (``wire.py``), and its commands
+(``cli*.py``). The pure part imports no database, HTTP or queue; only the jobs join the pure
+part, storage and models; routes never call a model. Features move into packages one at a
+time: ``FEATURES`` lists those that have.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_meta import IMPORT_NAMES, PACKAGE, imported_modules, of_package, python_files
+
+FEATURES = ["forge"]
+
+#: What no pure module of a feature may import: the database, HTTP, the queue, models.
+IO = (
+    "sqlalchemy", "fastapi", "starlette", "celery", "httpx", "aiohttp", "litellm",
+    "judge_service.storage", "judge_service.api", "judge_service.worker",
+    "judge_service.llm", "judge_service.local_model",
+)  # fmt: skip
+#: What routes may not import: a model client, or a job (routes store and dispatch).
+MODELS = ("judge_service.llm", "judge_service.local_model", "litellm", "judge_service.panels")
+
+
+def role(path: Path) -> str:
+    """The part of its feature a module is, by its name."""
+    name = path.stem
+    if name.startswith("store") or name == "tables":
+        return "store"
+    for part in ("job", "routes", "cli", "wire"):
+        if name.startswith(part):
+            return part
+    return "pure"
+
+
+def forbidden(feature: str, part: str) -> tuple[str, ...]:
+    """Imports a module of this part of ``feature`` must not make."""
+    own = f"judge_service.{feature}"
+    jobs_routes_cli = (f"{own}.job", f"{own}.routes", f"{own}.cli")
+    if part == "pure":
+        return (*IO, f"{own}.store", f"{own}.tables", *jobs_routes_cli, f"{own}.wire")
+    if part in ("store", "wire"):
+        return (*jobs_routes_cli, "judge_service.api", "judge_service.llm", "litellm")
+    if part == "routes":
+        return (*MODELS, f"{own}.job", f"{own}.cli")
+    if part == "job":
+        return (f"{own}.routes", f"{own}.cli", "judge_service.api")
+    return ()
+
+
+def breaches(folder: Path, feature: str, names: dict[Path, str] = IMPORT_NAMES) -> list[str]:
+    """Each import of a module of ``folder`` that its part may not make."""
+    found = []
+    for path in python_files(folder):
+        rules = forbidden(feature, role(path))
+        for module in imported_modules(path, names):
+            # job_x.py starts with "job": match whole names, not prefixes of names
+            if any(of_package(module, f) or module.startswith(f"{f}_") for f in rules):
+                found.append(f"{path.name} ({role(path)}) imports {module}")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_a_feature_keeps_its_pure_part_storage_jobs_and_routes_apart(feature: str) -> None:
+    folder = PACKAGE / feature
+    parts = {role(path) for path in python_files(folder)}
+    assert {"pure", "store", "job", "routes", "cli"} <= parts, parts
+    assert breaches(folder, feature) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "caught"),
+    [
+        ("goals.py", "from judge_service.storage import db\n", True),
+        ("goals.py", "import sqlalchemy\n", True),
+        ("goals.py", "from judge_service.forge import store\n", True),
+        ("goals.py", "from judge_service.forge.job_asks import ask\n", True),
+        ("goals.py", "from judge_service.forge.text import normalise\n", False),
+        ("routes.py", "from judge_service.llm import ModelClient\n", True),
+        ("routes.py", "def f():\n    from judge_service.forge.job import run_forge\n", True),
+        ("routes.py", "from judge_service.forge import store\n", False),
+        ("store.py", "from judge_service.forge.job import run_forge\n", True),
+        ("job.py", "from judge_service.forge import store, traces\n", False),
+        ("job.py", "from judge_service.api.deps import AnyKey\n", True),
+    ],
+)
+def test_the_rule_checker_flags_planted_imports(
+    tmp_path: Path, name: str, source: str, caught: bool
+) -> None:
+    """The checker itself, on a planted module in a copy of the package's layout."""
+    package = tmp_path / "judge_service"
+    folder = package / "forge"
+    folder.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (folder / "__init__.py").write_text("")
+    (folder / name).write_text(source)
+    found = breaches(folder, "forge", names={package: "judge_service"})
+    assert bool(found) is caught, found
