@@ -15,12 +15,12 @@ from typing import Annotated
 
 import typer
 
+from judge_service.access.cli import keys_app
 from judge_service.cli_common import CommandLine, project_name
 from judge_service.cli_detectors import audit_command, detectors_app
-from judge_service.cli_keys import keys_app
-from judge_service.cli_report import report_command
 from judge_service.cli_rubrics import rubrics_app
 from judge_service.forge.cli import forge_app
+from judge_service.runs.cli import report_command
 from judge_service.settings import get_settings
 
 app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)

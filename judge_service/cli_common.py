@@ -56,8 +56,8 @@ def ready_settings() -> Settings:
 
 def project_name(value: str) -> str:
     """``value`` when it is a project name; else the usage error of ``--project``."""
+    from judge_service.access.projects import check_name
     from judge_service.errors import ValidationFailed
-    from judge_service.projects import check_name
 
     try:
         return check_name(value)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from judge_service.access.store_keys import key_projects
 from judge_service.rubric_files import RubricFile, load
 from judge_service.storage import audit, rubrics
 from judge_service.storage.db import session_scope
-from judge_service.storage.keys import key_projects
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from judge_service.access.store_keys import create_key
 from judge_service.api.app import create_app
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import (
@@ -24,7 +25,6 @@ from judge_service.storage.db import (
     sqlite_path,
     upgrade,
 )
-from judge_service.storage.keys import create_key
 from tests.helpers import installed_test_plugin
 
 ROOT = Path(__file__).resolve().parents[1]

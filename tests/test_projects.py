@@ -11,11 +11,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from judge_service import rubric_files
+from judge_service.access.store_keys import create_key
 from judge_service.api.app import create_app
 from judge_service.forge import store as forge_store
 from judge_service.settings import get_settings
 from judge_service.storage.db import session_scope
-from judge_service.storage.keys import create_key
 from judge_service.storage.review_tables import ReviewItemRow
 from judge_service.storage.tables import ApiKeyRow, BatchRow
 from judge_service.worker.review_enqueue import enqueue_review

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from judge_service.batch_plan import BatchPlan, JudgeEntry
 from judge_service.domain import Finding, Outcome, Verdict
-from judge_service.review.run_plots import run_plots
+from judge_service.runs.plots import run_plots
 from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.results import ScoredSample, save_results

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from judge_service.review.run_plots import run_plots
+from judge_service.runs.plots import run_plots
 
 
 def row(step: int | None, **values: Any) -> dict[str, Any]:

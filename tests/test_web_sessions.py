@@ -16,9 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
+from judge_service.access import store_sessions as web_sessions
 from judge_service.api.headers import PAGE_POLICY
 from judge_service.settings import Settings
-from judge_service.storage import web_sessions
 from judge_service.storage.db import session_scope
 from judge_service.storage.review_tables import HumanLabelRow
 from judge_service.storage.tables import ApiKeyRow, WebSessionRow

@@ -14,31 +14,27 @@ from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from judge_service.access import routes as keys
+from judge_service.access import web_sign_in as sign_in
+from judge_service.access.store_key_cache import CheckedKeys
 from judge_service.api.body import BodyGuard
 from judge_service.api.deadline import RequestDeadline
 from judge_service.api.docs import add_docs
 from judge_service.api.error_docs import document_errors
 from judge_service.api.headers import SecurityHeaders
-from judge_service.api.key_cache import CheckedKeys
 from judge_service.api.local_gate import start_build, stop_build
 from judge_service.api.outage import database_error
 from judge_service.api.params import plain_params
-from judge_service.api.routes import (
-    health,
-    judges,
-    keys,
-    openrlhf,
-    review,
-    rewards,
-    rubrics,
-    runs,
-)
+from judge_service.api.routes import health, openrlhf, review, rewards, rubrics
 from judge_service.api.shutdown import Shutdown
 from judge_service.api.startup import DatabaseStartup
-from judge_service.api.web import pages, run_pages, sign_in
+from judge_service.api.web import pages
 from judge_service.errors import JudgeServiceError
 from judge_service.forge import routes as forge_routes
 from judge_service.registry import Registry
+from judge_service.runs import routes as runs
+from judge_service.runs import routes_judges as judges
+from judge_service.runs import web_pages as run_pages
 from judge_service.settings import Settings, get_settings
 from judge_service.worker.dispatch import Dispatcher, make_dispatcher
 

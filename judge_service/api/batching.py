@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from judge_service import wire
+from judge_service.access.projects import Scope
 from judge_service.api import answers
 from judge_service.api.plan_rubric import calibration_maps, resolve_rubric
 from judge_service.auditors import audit_plan
@@ -28,7 +29,6 @@ from judge_service.errors import (
     ValidationFailed,
 )
 from judge_service.panels import build_panel, default_panel, normalise_spec
-from judge_service.projects import Scope
 from judge_service.registry import Registry
 from judge_service.settings import Settings
 from judge_service.storage import audit, batches

@@ -9,12 +9,12 @@ from fastapi import Depends, Query, Request
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from judge_service.api.web.session import COOKIE
+from judge_service.access.projects import Scope, scope_of
+from judge_service.access.store_keys import find_key
+from judge_service.access.web_session import COOKIE
 from judge_service.errors import Forbidden, Unauthorized
-from judge_service.projects import Scope, scope_of
 from judge_service.settings import Settings
 from judge_service.storage.db import session_factory, session_scope
-from judge_service.storage.keys import find_key
 from judge_service.storage.tables import ApiKeyRow
 
 

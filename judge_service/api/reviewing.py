@@ -9,9 +9,9 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from judge_service import wire_review
+from judge_service.access.projects import Scope
 from judge_service.errors import Conflict, NotFound, ValidationFailed
 from judge_service.forge import store as forge_store
-from judge_service.projects import Scope
 from judge_service.review.decisions import DecisionError, next_criteria
 from judge_service.storage import audit, labels, review, rubrics
 from judge_service.storage.review_tables import ReviewItemRow

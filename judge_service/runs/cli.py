@@ -29,7 +29,7 @@ def report_command(
     """Write a run's page (plots, alarms, flagged rollouts) to an HTML file."""
     from sqlalchemy.exc import DatabaseError
 
-    from judge_service.api.web.run_view import run_page
+    from judge_service.runs.web_view import run_page
     from judge_service.storage.db import session_scope
 
     # two projects may use the same run_id: --project keeps them apart

@@ -28,11 +28,11 @@ def keys_create(
     ] = False,
 ) -> None:
     """Create an API key of a project. The key is printed once, alone on the last line."""
-    from judge_service.projects import ALL, DEFAULT
+    from judge_service.access.projects import ALL, DEFAULT
+    from judge_service.access.store_keys import any_key, create_key
     from judge_service.rubric_import import seed_project
     from judge_service.storage import audit
     from judge_service.storage.db import session_scope
-    from judge_service.storage.keys import any_key, create_key
 
     if role not in ("trainer", "reviewer", "admin"):
         raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
@@ -76,8 +76,8 @@ def keys_list(
     from rich.markup import escape
     from rich.table import Table
 
+    from judge_service.access.store_keys import list_keys
     from judge_service.storage.db import session_scope
-    from judge_service.storage.keys import list_keys
 
     project = None if project is None else project_name(project)
     settings = ready_settings()
@@ -95,9 +95,9 @@ def keys_list(
 @keys_app.command("revoke")
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (`keys list`)")]) -> None:
     """Revoke a key: the API refuses it (within JS_KEY_CACHE_S), and its web sessions end."""
+    from judge_service.access.store_keys import revoke_key
     from judge_service.storage import audit
     from judge_service.storage.db import session_scope
-    from judge_service.storage.keys import revoke_key
 
     settings = ready_settings()
     with session_scope(settings.database_url) as session:

@@ -1,6 +1,6 @@
 """What the run page reads besides the report: the runs, a run's flagged rollouts, its labels.
 
-The report's own figures come from :mod:`judge_service.storage.runs`; these reads add what a
+The report's own figures come from :mod:`judge_service.runs.store`; these reads add what a
 person looking at a run wants next to them.
 """
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from judge_service import wire_review
 from judge_service.api.deps import AnyKey, ScopeDep, SessionDep
-from judge_service.review import agreement
+from judge_service.runs import agreement
 from judge_service.storage.labels import CONSENSUS, labeled_scores
 
 router = APIRouter(prefix="/v1", tags=["judges"])

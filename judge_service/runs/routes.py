@@ -14,8 +14,8 @@ from judge_service.errors import NotFound
 from judge_service.forge import wire as forge_wire
 from judge_service.forge.store_runs import apply_run_tiers
 from judge_service.forge.tiers import TIERS
-from judge_service.review.run_report import run_report
-from judge_service.storage.runs import run_samples
+from judge_service.runs.report import run_report
+from judge_service.runs.store import run_samples
 
 router = APIRouter(prefix="/v1", tags=["runs"])
 

@@ -3,7 +3,7 @@ labels, and the newest flagged rollouts.
 
 One renderer for ``GET /runs/{run_id}`` and ``judge-service report RUN_ID --out FILE``, so
 the file is the page. The figures are the run report's (``GET /v1/runs/{run_id}/report``),
-not recomputed here; κ comes from the labels through :mod:`judge_service.review.agreement`.
+not recomputed here; κ comes from the labels through :mod:`judge_service.runs.agreement`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from sqlalchemy.orm import Session
 from judge_service.api.web.pages import render_text
 from judge_service.forge.store_runs import run_tiers
 from judge_service.forge.tiers import TIERS
-from judge_service.review import agreement
-from judge_service.review.run_report import FLAG, run_report
-from judge_service.storage.labels import CONSENSUS, labeled_scores
-from judge_service.storage.run_reads import (
+from judge_service.runs import agreement
+from judge_service.runs.report import FLAG, run_report
+from judge_service.runs.store import run_samples
+from judge_service.runs.store_reads import (
     flagged_rollouts,
     labelled_rewards,
     list_runs,
     one_judge_steps,
 )
-from judge_service.storage.runs import run_samples
+from judge_service.storage.labels import CONSENSUS, labeled_scores
 from judge_service.storage.tables import ApiKeyRow
 
 FLAGGED_SHOWN = 20
@@ -72,7 +72,7 @@ def run_page(
     one_judge = one_judge_steps(session=session, run_id=run_id, project=project)
     # read only: stores no tier
     _, tier_shares = run_tiers(session=session, run_id=run_id, project=project)
-    from judge_service.review.run_plots import run_plots, tier_plot  # matplotlib: on first view
+    from judge_service.runs.plots import run_plots, tier_plot  # matplotlib: on first view
 
     return render_text(
         "run.html",

@@ -10,6 +10,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from judge_service.access import store_sessions as web_sessions
+from judge_service.access.store_keys import find_key
+from judge_service.access.web_session import clear_cookie, csrf_ok, set_cookie
 from judge_service.api.deps import SessionDep
 from judge_service.api.web.pages import (
     REVIEWERS,
@@ -21,9 +24,7 @@ from judge_service.api.web.pages import (
     render,
     viewer,
 )
-from judge_service.api.web.session import clear_cookie, csrf_ok, set_cookie
-from judge_service.storage import audit, web_sessions
-from judge_service.storage.keys import find_key
+from judge_service.storage import audit
 
 router = APIRouter(include_in_schema=False)
 

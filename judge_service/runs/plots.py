@@ -33,7 +33,7 @@ KIND_COLOURS = ("#9a6700", "#7b3fb0", "#0f7c8c", "#c2185b", "#5d6677", "#2e7d32"
 KIND_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 KIND_DASHES = ((6, 2), (2, 2), (6, 2, 1, 2), (1, 1), (4, 1, 1, 1, 1, 1), (8, 3), (3, 1))
 KIND_OFFSET_PT = 2.5  # how far apart kinds that share a value are drawn, in points
-#: Which curves each alarm kind of :func:`judge_service.review.run_report.alarms` concerns.
+#: Which curves each alarm kind of :func:`judge_service.runs.report.alarms` concerns.
 ALARM_SERIES = {
     "reward_up_hacks_up": (("reward", "raw_reward"), ("hacks", "hack_rate")),
     "reward_up_agreement_down": (("reward", "raw_reward"), ("agreement", "agreement")),
