@@ -48,7 +48,7 @@ from rich.table import Table
 
 from bench.common import Child, cli, fake_judge_server, service_env, start_service, start_worker
 from bench.judge_overhead import SCHEMA, pg_database
-from judge_service.llm import ModelClient
+from judge_service.judging.client import ModelClient
 
 IN_FLIGHT = 64
 FORMAT = {

@@ -27,9 +27,9 @@ from rich.table import Table
 
 from judge_service.contracts import JudgeContext
 from judge_service.domain import Sample
-from judge_service.llm import ModelClient
-from judge_service.local_build import machine_build
-from judge_service.local_model import LocalModelServer
+from judge_service.judging.client import ModelClient
+from judge_service.judging.local_build import machine_build
+from judge_service.judging.local_model import LocalModelServer
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 

@@ -29,7 +29,7 @@ from bench.common import fake_judge_server
 from judge_service import wire
 from judge_service.api.app import tune_garbage_collector
 from judge_service.api.batching import SAMPLES_IN, resolve_plan
-from judge_service.llm import get_client
+from judge_service.judging.client import get_client
 from judge_service.registry import Registry
 from judge_service.settings import get_settings
 from judge_service.storage import batches

@@ -28,7 +28,7 @@ class ModelEntry(BaseModel):
     """A model to call, as stored: ``name`` and its options (``model``, ``endpoint``, ...).
 
     A server is named by ``endpoint``, never given a key: a worker resolves the name to a
-    base URL and key when it builds its panel (``judge_service.endpoints``).
+    base URL and key when it builds its panel (``judge_service.judging.endpoints``).
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)

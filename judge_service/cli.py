@@ -178,7 +178,7 @@ def worker(
         # set before prometheus_client is imported: the processes share counters in files
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_folder()
     from judge_service.api.app import tune_garbage_collector
-    from judge_service.llm import get_client
+    from judge_service.judging.client import get_client
     from judge_service.worker.celery_app import QUEUE, make_worker
 
     get_client(settings)  # import litellm and its tables before the start-up heap is frozen
@@ -215,7 +215,7 @@ def _serve_worker_metrics(port: int, *, processes: bool) -> None:
 def build_local_judge() -> None:
     """Build llama.cpp's llama-server for the local judge now (once per machine; ~17 min on
     2 cores), with a progress line every 5 s. `serve` otherwise builds it in the background."""
-    from judge_service.local_build import BuildFailed, machine_build
+    from judge_service.judging.local_build import BuildFailed, machine_build
 
     _logging(get_settings().log_level)
     try:
@@ -237,8 +237,8 @@ def local_model(
     import signal
     import threading
 
-    from judge_service.local_build import machine_build
-    from judge_service.local_model import LocalModelServer
+    from judge_service.judging.local_build import machine_build
+    from judge_service.judging.local_model import LocalModelServer
 
     settings = get_settings()
     _logging(settings.log_level)

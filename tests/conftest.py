@@ -173,7 +173,7 @@ def fresh_model_clients() -> None:
     """No model client (and so no verdict cache) outlives its test: the same sample judged
     by the same fake model in an earlier test, or on the other database, would otherwise be
     a cache hit that never reaches the fake server."""
-    from judge_service import llm
+    from judge_service.judging import client as llm
 
     llm._CLIENTS.clear()
 

@@ -307,7 +307,7 @@ def test_a_batch_too_big_for_the_local_judge_says_so(migrated_sqlite_url, fake_o
     """The local judge (here reached at JS_LOCAL_MODEL_URL, the fake standing in for its
     server) cannot score 30 samples in 5 s at its measured rate: the answer warns."""
     from judge_service.api.app import create_app
-    from judge_service.local_model import MEASURED_SAMPLES_PER_S
+    from judge_service.judging.local_model import MEASURED_SAMPLES_PER_S
     from judge_service.settings import get_settings
     from tests.conftest import make_key
 

@@ -15,7 +15,7 @@ import pytest
 
 from judge_service.contracts import Evidence
 from judge_service.domain import Sample
-from judge_service.llm import ModelClient
+from judge_service.judging.client import ModelClient
 from judge_service.registry import Registry
 from judge_service.settings import get_settings
 from tests.fakes import FakeOpenAIServer, Reply

@@ -17,8 +17,8 @@ from sqlalchemy import inspect, select, text
 from sqlalchemy.orm import Session
 
 from judge_service.api.app import create_app
-from judge_service.endpoints import FREE_ENDPOINT_KEY, resolve_spec
 from judge_service.errors import EndpointRefused
+from judge_service.judging.endpoints import FREE_ENDPOINT_KEY, resolve_spec
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import get_engine
 from judge_service.storage.tables import BatchRow

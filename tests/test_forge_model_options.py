@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from judge_service.endpoints import FREE_ENDPOINT_KEY
 from judge_service.forge.wire import DocumentOptions, TraceOptions
+from judge_service.judging.endpoints import FREE_ENDPOINT_KEY
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import session_scope
 from judge_service.worker.mining_task import model_options

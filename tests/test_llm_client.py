@@ -1,4 +1,4 @@
-"""judge_service.llm against the fake OpenAI-compatible server: faults, retries, cache, cost.
+"""The model client (judging.client) against the fake OpenAI server: faults, retries, cache, cost.
 
 Every test that calls the fake runs on both transports (``transport``: lean and litellm)."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-import judge_service.llm as llm
-from judge_service.llm import (
+import judge_service.judging.client as llm
+from judge_service.judging.client import (
     InvalidReply,
     ModelCallError,
     ModelClient,
@@ -20,8 +20,8 @@ from judge_service.llm import (
     get_client,
     parse_reply,
 )
-from judge_service.llm_cache import MemoryCache, RedisCache
-from judge_service.llm_openai import endpoint
+from judge_service.judging.client_cache import MemoryCache, RedisCache
+from judge_service.judging.client_openai import endpoint
 from judge_service.settings import get_settings
 from tests.fakes import FakeOpenAIServer, free_port
 from tests.helpers import wait_until_async

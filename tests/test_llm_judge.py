@@ -11,7 +11,7 @@ from judge_service_plugins.judges.llm_prompts import neutralise, rubric_score
 
 from judge_service.contracts import GroupScorer, Judge, JudgeContext
 from judge_service.domain import Criterion, Rubric, Sample
-from judge_service.llm import ModelCallError, ModelClient, ModelTimeout
+from judge_service.judging.client import ModelCallError, ModelClient, ModelTimeout
 from judge_service.registry import Registry
 from tests.fakes import FakeOpenAIServer
 

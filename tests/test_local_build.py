@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_service.local_build import BuildFailed, LlamaServerBuild
+from judge_service.judging.local_build import BuildFailed, LlamaServerBuild
 from tests.helpers import wait_until
 
 #: Translation units of the project: enough for a build that lasts a few seconds.
@@ -110,7 +110,7 @@ def test_a_stopped_build_is_not_a_failure_and_resumes(tmp_path: Path):
 CHILD = """
 import sys
 from pathlib import Path
-from judge_service.local_build import LlamaServerBuild
+from judge_service.judging.local_build import LlamaServerBuild
 build = LlamaServerBuild(
     cache=Path(sys.argv[1]), version="probe", source=Path(sys.argv[2]), jobs=1, model=None
 )

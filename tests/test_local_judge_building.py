@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from judge_service.local_build import LlamaServerBuild, machine_build
+from judge_service.judging.local_build import LlamaServerBuild, machine_build
 from tests.helpers import Server, create_key, run_cli, service_env, wait_until
 
 

@@ -17,8 +17,8 @@ from judge_service_plugins.judges.llm import LLMJudge
 
 from judge_service.contracts import JudgeContext
 from judge_service.domain import Criterion, Rubric, Sample
-from judge_service.llm import ModelClient
-from judge_service.local_model import (
+from judge_service.judging.client import ModelClient
+from judge_service.judging.local_model import (
     LOCAL_JUDGE_NAME,
     LOCAL_PARALLEL,
     LocalModelServer,
@@ -34,7 +34,7 @@ from tests.helpers import wait_until
 SAMPLE = Sample(id="s1", prompt="What is 2 + 2?", completion="2 + 2 = 4", reference="4")
 CHILD = """
 import sys, time
-from judge_service.local_model import LocalModelServer
+from judge_service.judging.local_model import LocalModelServer
 server = LocalModelServer()
 server.start()
 print(server.pid, flush=True)

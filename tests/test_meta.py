@@ -97,7 +97,7 @@ def test_import_resolution_sees_the_real_imports() -> None:
     """The checker itself: it sees what a real module imports."""
     probe = PACKAGE / "pipeline" / "evaluate.py"
     found = set(imported_modules(probe))
-    assert "judge_service.pipeline.consensus" in found
+    assert "judge_service.judging.consensus" in found
     assert "judge_service.domain" in found
 
 
@@ -196,7 +196,7 @@ def test_importing_the_api_loads_no_scoring_or_writing_module() -> None:
     assert bad == [], f"importing the API loads {bad}"
 
 
-PLUGIN_RULE = {"judge_service.contracts", "judge_service.domain", "judge_service.llm"}
+PLUGIN_RULE = {"judge_service.contracts", "judge_service.domain", "judge_service.judging.client"}
 
 
 @pytest.mark.parametrize(
@@ -207,7 +207,7 @@ PLUGIN_RULE = {"judge_service.contracts", "judge_service.domain", "judge_service
         ("from judge_service import registry\n", True),
         ("def f():\n    from judge_service.api import app\n", True),
         ("from judge_service import domain, contracts\n", False),
-        ("from judge_service.llm import ModelClient\n", False),
+        ("from judge_service.judging.client import ModelClient\n", False),
         ("from . import answers\nfrom ..aggregators import weighted\n", False),
         ("import judge_service_plugins.judges.answers\n", False),
     ],

@@ -20,8 +20,8 @@ from judge_service.contracts import (
     abilities_of,
 )
 from judge_service.domain import Finding, JudgeScore, Sample
+from judge_service.judging.members import GroupScores, PanelMember
 from judge_service.pipeline.auditing import run_detectors
-from judge_service.pipeline.judging import GroupScores, PanelMember
 from judge_service.registry import PluginError, Registry
 from tests.helpers import run_cli, service_env
 

@@ -13,7 +13,7 @@ import pytest
 
 from judge_service.contracts import Aggregator, Detector, Judge
 from judge_service.errors import UnknownAggregator, UnknownJudge
-from judge_service.panels import build_panel
+from judge_service.judging.panels import build_panel
 from judge_service.registry import GROUPS, PluginError, PluginInfo, Registry
 from tests.helpers import run_cli, service_env
 

@@ -168,8 +168,8 @@ def test_default_judges_take_a_json_list_of_spec_objects(monkeypatch):
 
 
 def test_the_default_panel_is_the_default_judges_else_the_local_judge() -> None:
-    from judge_service.local_model import LOCAL_JUDGE_NAME
-    from judge_service.panels import default_panel
+    from judge_service.judging.local_model import LOCAL_JUDGE_NAME
+    from judge_service.judging.panels import default_panel
 
     assert default_panel(get_settings(default_judges=None)) == [LOCAL_JUDGE_NAME]
     assert default_panel(get_settings(default_judges=" , ")) == [LOCAL_JUDGE_NAME]

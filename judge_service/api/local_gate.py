@@ -1,7 +1,7 @@
 """The embedded service and the local judge's one-time build.
 
 ``serve`` answers at once on a fresh machine: llama.cpp's ``llama-server`` builds in the
-background (:mod:`judge_service.local_build`) while the deterministic judges and the audit
+background (:mod:`judge_service.judging.local_build`) while the deterministic judges and the audit
 score. ``/readyz`` shows the build's stage; a batch that needs the local judge before it is
 built is refused with 503 ``local_judge_starting`` and a ``Retry-After``, never accepted and
 masked. With a broker, the workers (maybe on other machines) build their own, and the API
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from judge_service.batch_plan import BatchPlan
 from judge_service.errors import LocalJudgeStarting
-from judge_service.local_build import BuildState, machine_build
-from judge_service.local_model import LOCAL_JUDGE_NAME
+from judge_service.judging.local_build import BuildState, machine_build
+from judge_service.judging.local_model import LOCAL_JUDGE_NAME
 from judge_service.settings import Settings
 
 #: Bounds of the ``Retry-After`` sent while the build runs.

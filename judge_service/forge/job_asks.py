@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from judge_service.llm import get_client
+from judge_service.judging.client import get_client
 from judge_service.settings import Settings
 from judge_service.worker.mining_task import model_options
 

@@ -1,6 +1,6 @@
 """The documents half of a forge job: chunk, synthesise through the models, group by document.
 
-Models are called only through :class:`judge_service.llm.ModelClient`; the forge gets an
+Models are called only through :class:`judge_service.judging.client.ModelClient`; the forge gets an
 ``ask`` callable. The generator and verifiers answer at temperature 0; the solver at 1.0, so
 its ``samples_per_task`` answers are samples, each cached under its own number.
 """
@@ -14,7 +14,7 @@ from judge_service.domain import CallUsage
 from judge_service.forge.documents import DEFAULT_CHUNK_CHARS, Document, chunk
 from judge_service.forge.similar import families
 from judge_service.forge.synthesis import REASONS, GapBand, SynthesisResult, synthesise
-from judge_service.llm import get_client
+from judge_service.judging.client import get_client
 from judge_service.settings import Settings
 from judge_service.worker.mining_task import model_options, model_spec
 

@@ -21,7 +21,6 @@ from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
-from judge_service.endpoints import check_spec, check_specs
 from judge_service.errors import NotFound, ValidationFailed
 from judge_service.forge import store as forge_store
 from judge_service.forge import wire as forge_wire
@@ -29,6 +28,7 @@ from judge_service.forge.documents import parse_documents
 from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
 from judge_service.forge.traces import parse_traces
+from judge_service.judging.endpoints import check_spec, check_specs
 from judge_service.settings import Settings
 from judge_service.storage import audit
 from judge_service.wire import DbInt

@@ -17,9 +17,9 @@ from typing import Any
 
 from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
+from judge_service.judging.consensus import Panel, decide
+from judge_service.judging.members import CallDeadline, GroupScores, run_judge, run_panel
 from judge_service.pipeline.auditing import PenaltyPolicy, audit, floor_penalty
-from judge_service.pipeline.consensus import Panel, decide
-from judge_service.pipeline.judging import CallDeadline, GroupScores, run_judge, run_panel
 
 log = logging.getLogger(__name__)
 

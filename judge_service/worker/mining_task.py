@@ -12,10 +12,10 @@ import logging
 from typing import Any
 
 from judge_service.domain import CallUsage
-from judge_service.endpoints import resolve_spec
 from judge_service.errors import EndpointRefused
-from judge_service.llm import get_client
-from judge_service.local_model import LOCAL_JUDGE_NAME, LocalModelUnavailable, local_judge
+from judge_service.judging.client import get_client
+from judge_service.judging.endpoints import resolve_spec
+from judge_service.judging.local_model import LOCAL_JUDGE_NAME, LocalModelUnavailable, local_judge
 from judge_service.review.evidence import rollout_evidence
 from judge_service.review.mining import MiningResult, MiningRollout, mine, refs
 from judge_service.settings import Settings

@@ -20,12 +20,12 @@ from judge_service import metrics
 from judge_service.auditors import build_detectors
 from judge_service.batch_plan import BatchPlan
 from judge_service.domain import Outcome, Sample
-from judge_service.endpoints import resolve_specs
-from judge_service.llm import get_client
-from judge_service.local_model import LocalModelUnavailable, local_judge
-from judge_service.panels import build_panel
+from judge_service.judging.calibration import calibrate_panel
+from judge_service.judging.client import get_client
+from judge_service.judging.endpoints import resolve_specs
+from judge_service.judging.local_model import LocalModelUnavailable, local_judge
+from judge_service.judging.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES
-from judge_service.pipeline.calibration import calibrate_panel
 from judge_service.pipeline.evaluate import Scoring, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.settings import Settings

@@ -29,7 +29,7 @@ from judge_service_plugins.judges.llm_prompts import render, template_digest
 
 from judge_service.contracts import AsyncDetector, Evidence, FromSettings, UsesLLM
 from judge_service.domain import Finding, Sample
-from judge_service.llm import ModelClient, get_client
+from judge_service.judging.client import ModelClient, get_client
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -1,7 +1,7 @@
 """``llm``: an LLM judge. Pointwise score, rubric checklist, or relative scoring of a GRPO group.
 
 Text under evaluation is fenced data (see :mod:`.llm_prompts`); only the structured verdict
-counts. Model calls go through :mod:`judge_service.llm`: limits, retries, cache and cost.
+counts. Model calls go through :mod:`judge_service.judging.client`: limits, retries, cache and cost.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from judge_service_plugins.judges.llm_prompts import (
 
 from judge_service.contracts import GroupScorer, JudgeContext, UsesLLM
 from judge_service.domain import CallUsage, JudgeScore, Rubric, Sample
-from judge_service.llm import ModelClient, get_client
+from judge_service.judging.client import ModelClient, get_client
 
 
 class LLMJudge(GroupScorer, UsesLLM):

@@ -16,9 +16,9 @@ from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, Sess
 from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
-from judge_service.endpoints import check_spec
 from judge_service.errors import Conflict, NotFound, ValidationFailed
-from judge_service.local_model import LOCAL_JUDGE_NAME
+from judge_service.judging.endpoints import check_spec
+from judge_service.judging.local_model import LOCAL_JUDGE_NAME
 from judge_service.settings import Settings
 from judge_service.storage import audit, mining, rubrics
 from judge_service.storage.review_tables import MiningJobRow, RubricVersionRow

@@ -1,7 +1,7 @@
 """The no-set-up judge: SmolLM2-135M-Instruct (a GGUF) behind llama.cpp's llama-server.
 
 :class:`LocalModelServer` starts llama.cpp's own ``llama-server`` (built once per machine by
-:mod:`judge_service.local_build`, in the background of the first ``serve``) with parallel
+:mod:`judge_service.judging.local_build`, in the background of the first ``serve``) with parallel
 slots and continuous batching, so several judge calls decode together. Until the build is
 done the local judge is unavailable, and says why (the build's stage). It starts the server
 on demand on a free port, waits until it answers, restarts it when it dies, and makes sure
@@ -29,12 +29,11 @@ from typing import Any
 
 import httpx
 
-from judge_service.local_build import machine_build
+from judge_service.judging.local_build import machine_build
+from judge_service.judging.names import LOCAL_JUDGE_NAME, LOCAL_LITELLM_MODEL
 
 log = logging.getLogger(__name__)
 
-LOCAL_JUDGE_NAME = "local/smollm2-135m"
-LOCAL_LITELLM_MODEL = "openai/smollm2"  # reached with its own api_base, never OPENAI_API_BASE
 #: Slots of llama-server: requests decoded together (continuous batching).
 LOCAL_PARALLEL = 4
 #: Samples per second of the local judge (llama-server, LOCAL_PARALLEL slots), measured with
@@ -49,7 +48,7 @@ class LocalModelUnavailable(RuntimeError):
 
 def default_model_path() -> Path:
     """SmolLM2-135M-Instruct's GGUF, fetched once per machine with llama-server
-    (:mod:`judge_service.local_build`); it may not be there yet."""
+    (:mod:`judge_service.judging.local_build`); it may not be there yet."""
     return machine_build().model_path
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from judge_service.contracts import Judge, JudgeContext
 from judge_service.domain import JudgeScore, Sample
-from judge_service.pipeline.consensus import Panel
+from judge_service.judging.consensus import Panel
 
 
 def interpolate(x: float, xs: list[float], ys: list[float]) -> float:

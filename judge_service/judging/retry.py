@@ -25,7 +25,7 @@ from tenacity import (
 
 from judge_service.wire import parse_retry_after
 
-log = logging.getLogger("judge_service.llm")
+log = logging.getLogger("judge_service.judging.client")
 Predicate = Callable[[BaseException], bool]
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""The verdict cache of :mod:`judge_service.llm`: Redis in production, an in-process LRU embedded.
+"""The verdict cache of ``judging.client``: Redis in production, an in-process LRU embedded.
 
 Keys are digests of what decides a verdict (model, template, sample content, rubric version,
 schema, sampling), never the rendered prompt, whose fence boundary is random.

@@ -1,4 +1,4 @@
-"""Structured output for :mod:`judge_service.llm`: the ``response_format`` each backend takes,
+"""Structured output for ``judging.client``: the ``response_format`` each backend takes,
 and the check that a reply is JSON matching the schema.
 """
 

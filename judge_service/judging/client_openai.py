@@ -1,4 +1,4 @@
-"""The lean transport of :mod:`judge_service.llm`: one HTTP POST per call to an OpenAI-compatible
+"""The lean transport of ``judging.client``: one HTTP POST per call to an OpenAI-compatible
 ``/chat/completions`` (OpenAI, vLLM, SGLang, llama.cpp, TGI), without litellm.
 
 litellm costs ~3 ms of CPU per call (request mapping, response objects, logging hooks, cost
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import aiohttp
 import pydantic_core
 
-from judge_service.llm_cache import LoopLocal, loop_local
+from judge_service.judging.client_cache import LoopLocal, loop_local
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: OpenAI's reasoning models refuse ``max_tokens`` and want ``max_completion_tokens``.
@@ -98,7 +98,7 @@ def price(spec: str) -> tuple[float, float]:
     Looked up once per model; ``hosted_vllm/`` models are priced only under their full spec
     (a self-hosted model is free unless someone priced it).
     """
-    import litellm  # already imported by judge_service.llm; the price map is its table
+    import litellm  # already imported by judge_service.judging.client; the price map is its table
 
     provider, _, model = spec.partition("/")
     names = [spec, model] if provider == "openai" else [spec]

@@ -9,7 +9,7 @@ Environment variables litellm reads itself (``OPENAI_API_BASE``, ``OPENAI_API_KE
 overridden: ``api_base`` is passed only when a judge names one explicitly.
 
 Two transports make the HTTP call. OpenAI-compatible endpoints (``openai/…``, and
-``hosted_vllm/…`` with a base URL) go through the lean one (:mod:`judge_service.llm_openai`:
+``hosted_vllm/…`` with a base URL) go through the lean one (``judging.client_openai``:
 one pooled POST, ~10x less CPU per call than litellm); every other provider, and every call when
 ``JS_OPENAI_TRANSPORT=litellm``, goes through ``litellm.acompletion``.
 """
@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from judge_service.domain import NO_USAGE, CallUsage
-from judge_service.llm_cache import (
+from judge_service.judging.client_cache import (
     LoopLocal,
     MemoryCache,
     ResultCache,
@@ -34,9 +34,9 @@ from judge_service.llm_cache import (
     loop_local,
     make_cache,
 )
-from judge_service.llm_openai import Endpoint, OpenAITransport, endpoint, price
-from judge_service.llm_output import ResponseFormatKind, parse_reply, response_format
-from judge_service.llm_retry import CallRetries, describe
+from judge_service.judging.client_openai import Endpoint, OpenAITransport, endpoint, price
+from judge_service.judging.output import ResponseFormatKind, parse_reply, response_format
+from judge_service.judging.retry import CallRetries, describe
 
 # Without this, importing litellm tries to download a price list and waits through retries.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -105,7 +105,7 @@ def _cost(response: Any) -> float:
 class ModelClient:
     """Calls models for every judge of a process. Build it with :meth:`from_settings`.
 
-    Retries are tenacity's (:mod:`judge_service.llm_retry`) rather than litellm's Router: a
+    Retries are tenacity's (:mod:`judge_service.judging.retry`) rather than litellm's Router: a
     Router wants its deployments declared up front and cools a whole deployment down on errors,
     while our judges arrive as free-form specs per request and every wait has to fit inside
     the batch's deadline.

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from judge_service.errors import UnknownAggregator, UnknownJudge
-from judge_service.local_model import LOCAL_JUDGE_NAME
-from judge_service.pipeline.consensus import Panel
-from judge_service.pipeline.judging import PanelMember
+from judge_service.judging.consensus import Panel
+from judge_service.judging.members import PanelMember
+from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.registry import PluginError, Registry
 from judge_service.settings import Settings
 
@@ -49,7 +49,7 @@ def known_judges(registry: Registry) -> list[str]:
 
 def _validation_only_local() -> dict[str, Any]:
     """Options to check a local-judge spec without starting the local server."""
-    from judge_service.local_model import LOCAL_LITELLM_MODEL
+    from judge_service.judging.names import LOCAL_LITELLM_MODEL
 
     return {"model": LOCAL_LITELLM_MODEL, "api_base": "http://127.0.0.1:1/v1"}
 

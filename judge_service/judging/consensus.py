@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from judge_service.contracts import Aggregator
 from judge_service.domain import Outcome, Verdict, total_usage
-from judge_service.pipeline.judging import PanelMember
+from judge_service.judging.members import PanelMember
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The judging feature."""
