@@ -18,8 +18,8 @@ import typer
 from judge_service.access.cli import keys_app
 from judge_service.cli_common import CommandLine, project_name
 from judge_service.cli_detectors import audit_command, detectors_app
-from judge_service.cli_rubrics import rubrics_app
 from judge_service.forge.cli import forge_app
+from judge_service.rubrics.cli import rubrics_app
 from judge_service.runs.cli import report_command
 from judge_service.settings import get_settings
 
@@ -53,7 +53,7 @@ def _logging(level: str) -> None:
 def _upgrade(database_url: str, revision: str = "head") -> list[str]:
     """Migrate to ``revision``; at head, add the shipped seed rubrics the database lacks.
     Returns the refs of the rubrics added."""
-    from judge_service.rubric_import import seed_missing
+    from judge_service.rubrics.store_seeds import seed_missing
     from judge_service.storage.db import upgrade
 
     upgrade(database_url, revision)

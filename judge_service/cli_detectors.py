@@ -173,8 +173,8 @@ def audit_command(
 def review_rows(settings: Any) -> list[dict[str, Any]]:
     """Reviewed suspected hacks as training rows: confirmed ones label 1, rejected ones 0."""
     from judge_service.domain import Sample
+    from judge_service.rubrics.store_review import list_known_hacks
     from judge_service.storage.db import session_scope
-    from judge_service.storage.review import list_known_hacks
 
     rows = []
     with session_scope(settings.database_url) as session:

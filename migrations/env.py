@@ -6,10 +6,8 @@ from alembic import context
 from sqlalchemy import create_engine
 
 from judge_service.forge import tables as forge_tables  # noqa: F401  (joins Base.metadata)
-from judge_service.storage import (  # noqa: F401  (their tables join Base.metadata)
-    review_tables,
-    worker_tables,
-)
+from judge_service.rubrics import tables as review_tables  # noqa: F401  (joins Base.metadata)
+from judge_service.storage import worker_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.storage.tables import Base
 
 config = context.config

@@ -15,7 +15,7 @@ import pytest
 
 from tests.test_meta import IMPORT_NAMES, PACKAGE, imported_modules, of_package, python_files
 
-FEATURES = ["forge", "access", "runs", "judging"]
+FEATURES = ["forge", "access", "runs", "judging", "rubrics"]
 
 #: What no pure module of a feature may import: the database, HTTP, the queue, models.
 IO = (
@@ -52,7 +52,7 @@ def forbidden(feature: str, part: str) -> tuple[str, ...]:
     own = f"judge_service.{feature}"
     jobs_routes_cli = (f"{own}.job", f"{own}.routes", f"{own}.cli")
     if part == "pure":
-        return (*IO, f"{own}.store", f"{own}.tables", *jobs_routes_cli, f"{own}.wire")
+        return (*IO, f"{own}.store", f"{own}.tables", *jobs_routes_cli)
     if part in ("store", "wire"):
         return (*jobs_routes_cli, "judge_service.api", "judge_service.judging.client", "litellm")
     if part == "routes":

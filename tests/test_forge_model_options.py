@@ -13,9 +13,9 @@ import pytest
 
 from judge_service.forge.wire import DocumentOptions, TraceOptions
 from judge_service.judging.endpoints import FREE_ENDPOINT_KEY
+from judge_service.rubrics.job_mining import model_options
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import session_scope
-from judge_service.worker.mining_task import model_options
 from tests.fakes import FakeOpenAIServer
 from tests.forge_data import ALETSCH, BELL_ROCK, DOCUMENTS, traces
 from tests.forge_support import script_documents, spec, upload, wait_job

@@ -7,8 +7,9 @@ import threading
 from datetime import timedelta
 
 from judge_service.forge import store as forge_store
+from judge_service.rubrics import store_mining as mining
 from judge_service.settings import get_settings
-from judge_service.storage import lost_jobs, mining
+from judge_service.storage import lost_jobs
 from judge_service.storage.db import session_scope
 from judge_service.storage.lost_jobs import LostJob
 from judge_service.storage.types import utcnow

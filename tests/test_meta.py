@@ -152,19 +152,22 @@ def test_trainer_bridge_imports_only_wire() -> None:
 API_FORBIDDEN = (
     "judge_service.pipeline",
     "judge_service.worker.tasks",
-    "judge_service.worker.mining_task",
+    "judge_service.rubrics.job_mining",
     "judge_service.worker.result_writer",
-    "judge_service.worker.review_enqueue",
+    "judge_service.rubrics.job_review_enqueue",
     "judge_service.worker.inprocess",
     "judge_service.worker.offline",
 )
 
 
 def test_the_api_imports_neither_the_pipeline_nor_the_worker_tasks_and_writers() -> None:
-    """Every module of ``judge_service.api``, read with ast (imports inside functions too)."""
+    """Every module of ``judge_service.api`` and every feature's routes and pages, read with ast
+    (imports inside functions too)."""
+    http = python_files(PACKAGE / "api")
+    http += [p for p in PACKAGE.glob("*/*.py") if p.stem.startswith(("routes", "web"))]
     bad = [
         f"{path.relative_to(ROOT)} imports {module}"
-        for path in python_files(PACKAGE / "api")
+        for path in http
         for module in imported_modules(path)
         if any(of_package(module, f) for f in API_FORBIDDEN)
     ]
@@ -179,7 +182,9 @@ def test_importing_the_api_loads_no_scoring_or_writing_module() -> None:
     import subprocess
     import sys
 
-    modules = [module_name(path)[0] for path in python_files(PACKAGE / "api")]
+    http = python_files(PACKAGE / "api")
+    http += [p for p in PACKAGE.glob("*/*.py") if p.stem.startswith(("routes", "web"))]
+    modules = [module_name(path)[0] for path in http]
     modules.append("judge_service.worker.dispatch")
     code = (
         "import importlib, sys\n"

@@ -30,7 +30,7 @@ def keys_create(
     """Create an API key of a project. The key is printed once, alone on the last line."""
     from judge_service.access.projects import ALL, DEFAULT
     from judge_service.access.store_keys import any_key, create_key
-    from judge_service.rubric_import import seed_project
+    from judge_service.rubrics.store_seeds import seed_project
     from judge_service.storage import audit
     from judge_service.storage.db import session_scope
 

@@ -11,7 +11,7 @@ from judge_service.access.store_keys import create_key, list_keys, revoke_key
 from judge_service.api.deps import AdminKey, ScopeDep, SessionDep
 from judge_service.api.error_docs import errors
 from judge_service.errors import Forbidden, NotFound, ValidationFailed
-from judge_service.rubric_import import seed_project
+from judge_service.rubrics.store_seeds import seed_project
 from judge_service.storage import audit
 from judge_service.storage.tables import ApiKeyRow
 

@@ -25,13 +25,15 @@ from judge_service.api.headers import SecurityHeaders
 from judge_service.api.local_gate import start_build, stop_build
 from judge_service.api.outage import database_error
 from judge_service.api.params import plain_params
-from judge_service.api.routes import health, openrlhf, review, rewards, rubrics
+from judge_service.api.routes import health, openrlhf, rewards
 from judge_service.api.shutdown import Shutdown
 from judge_service.api.startup import DatabaseStartup
 from judge_service.api.web import pages
 from judge_service.errors import JudgeServiceError
 from judge_service.forge import routes as forge_routes
 from judge_service.registry import Registry
+from judge_service.rubrics import routes as rubrics
+from judge_service.rubrics import routes_review as review
 from judge_service.runs import routes as runs
 from judge_service.runs import routes_judges as judges
 from judge_service.runs import web_pages as run_pages

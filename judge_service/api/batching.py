@@ -18,7 +18,6 @@ from sqlalchemy.orm import Session
 from judge_service import wire
 from judge_service.access.projects import Scope
 from judge_service.api import answers
-from judge_service.api.plan_rubric import calibration_maps, resolve_rubric
 from judge_service.auditors import audit_plan
 from judge_service.batch_plan import BatchPlan
 from judge_service.errors import (
@@ -30,6 +29,7 @@ from judge_service.errors import (
 from judge_service.judging.endpoints import check_specs, resolve_specs, strip_secrets
 from judge_service.judging.panels import build_panel, default_panel, normalise_spec
 from judge_service.registry import Registry
+from judge_service.rubrics.store_plan import calibration_maps, resolve_rubric
 from judge_service.settings import Settings
 from judge_service.storage import audit, batches
 from judge_service.storage.db import session_scope

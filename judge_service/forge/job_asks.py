@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from judge_service.judging.client import get_client
+from judge_service.rubrics.job_mining import model_options
 from judge_service.settings import Settings
-from judge_service.worker.mining_task import model_options
 
 log = logging.getLogger(__name__)
 

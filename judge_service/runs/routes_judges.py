@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from judge_service import wire_review
 from judge_service.api.deps import AnyKey, ScopeDep, SessionDep
+from judge_service.rubrics import wire as wire_review
 from judge_service.runs import agreement
 from judge_service.storage.labels import CONSENSUS, labeled_scores
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
-from judge_service.storage.review_tables import HumanLabelRow, ReviewItemRow
+from judge_service.rubrics.tables import HumanLabelRow, ReviewItemRow
 from judge_service.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from judge_service.storage.review_tables import HumanLabelRow
+from judge_service.rubrics.tables import HumanLabelRow
 from judge_service.storage.tables import BatchRow, ResultRow, SampleRow, VerdictRow
 
 CONSENSUS = "consensus"

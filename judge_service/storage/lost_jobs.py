@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
 from judge_service.forge.tables import ForgeJobRow
-from judge_service.storage.review_tables import MiningJobRow
+from judge_service.rubrics.tables import MiningJobRow
 from judge_service.storage.types import utcnow
 
 JobKind = Literal["mining", "forge"]

@@ -74,8 +74,8 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
     The tasks are imported here, not at the top: the API sends them by name and
     never loads the pipeline."""
     from judge_service.forge.job import run_forge
+    from judge_service.rubrics.job_mining import mine_rubric
     from judge_service.worker.lease import score_leased
-    from judge_service.worker.mining_task import mine_rubric
     from judge_service.worker.process import connect_worker_process
     from judge_service.worker.tasks import score_batch
 

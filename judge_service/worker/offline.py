@@ -28,7 +28,7 @@ from judge_service.auditors import audit_plan
 from judge_service.batch_plan import BatchPlan
 from judge_service.domain import Outcome, Sample
 from judge_service.judging.local_build import machine_build
-from judge_service.judging.local_model import LOCAL_JUDGE_NAME
+from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.judging.panels import default_panel, normalise_spec
 from judge_service.pipeline.auditing import FLAG_THRESHOLD
 from judge_service.pipeline.evaluate import Scoring, batch_stats, evaluate_batch

@@ -28,14 +28,14 @@ from judge_service.judging.panels import build_panel
 from judge_service.pipeline.auditing import POLICIES
 from judge_service.pipeline.evaluate import Scoring, batch_stats, evaluate_batch
 from judge_service.registry import Registry
+from judge_service.rubrics.job_review_enqueue import enqueue_review
+from judge_service.rubrics.store_review import list_known_hacks
 from judge_service.settings import Settings
 from judge_service.storage import batches
 from judge_service.storage.db import session_scope
-from judge_service.storage.review import list_known_hacks
 from judge_service.storage.types import utcnow
 from judge_service.worker.loops import Interrupts, run_on_thread_loop
 from judge_service.worker.result_writer import ResultWriter
-from judge_service.worker.review_enqueue import enqueue_review
 
 log = logging.getLogger(__name__)
 

@@ -18,15 +18,17 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
-from judge_service import wire_review
 from judge_service.access import store_sessions as web_sessions
 from judge_service.access.projects import Scope, scope_of
 from judge_service.access.store_keys import find_key
 from judge_service.access.web_session import COOKIE, csrf_ok, csrf_token, foreign_origin
-from judge_service.api import reviewing
 from judge_service.api.deps import SessionDep, presented_key
 from judge_service.errors import Forbidden, JudgeServiceError, Unauthorized
-from judge_service.storage import labels, review, rubrics
+from judge_service.rubrics import store as rubrics
+from judge_service.rubrics import store_review as review
+from judge_service.rubrics import web_reviewing as reviewing
+from judge_service.rubrics import wire as wire_review
+from judge_service.storage import labels
 from judge_service.storage.rollouts import recent_rollouts
 from judge_service.storage.tables import ApiKeyRow
 from judge_service.wire import DbInt

@@ -6,11 +6,11 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from judge_service import wire_review
-from judge_service.api import reviewing
 from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.api.error_docs import errors
-from judge_service.storage import review
+from judge_service.rubrics import store_review as review
+from judge_service.rubrics import web_reviewing as reviewing
+from judge_service.rubrics import wire as wire_review
 from judge_service.wire import DbInt
 
 router = APIRouter(prefix="/v1", tags=["review"])

@@ -1,6 +1,6 @@
 """Rubric YAML files: parsing and validating them, and finding the seeds shipped with the service.
 
-A file has the shape of ``POST /v1/rubrics`` (:class:`judge_service.wire_review.RubricCreate`),
+A file has the shape of ``POST /v1/rubrics`` (:class:`judge_service.rubrics.wire.RubricCreate`),
 so one validation covers both ways in. The seeds are found through ``importlib.resources`` in the
 installed ``judge_service_rubrics`` package, never relative to the working directory.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from judge_service.wire_review import RubricCreate
+from judge_service.rubrics.wire import RubricCreate
 
 SEED_PACKAGE = "judge_service_rubrics"
 SUFFIXES = (".yaml", ".yml")

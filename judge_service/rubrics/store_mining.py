@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from judge_service.storage.review_tables import MiningJobRow
+from judge_service.rubrics.tables import MiningJobRow
 from judge_service.storage.types import safe_text, utcnow
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from judge_service.domain import Rubric
-from judge_service.storage.review_tables import RubricVersionRow
+from judge_service.rubrics.tables import RubricVersionRow
 from judge_service.storage.types import utcnow
 from judge_service.storage.upsert import insert_or_ignore
 

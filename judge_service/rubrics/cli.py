@@ -26,8 +26,8 @@ def import_rubrics(
 ) -> None:
     """Load rubric files as versions: new names get version 1, changed criteria or prompts
     the next version, and a file equal to the active version changes nothing."""
-    from judge_service import rubric_files
-    from judge_service.rubric_import import import_files
+    from judge_service.rubrics import files as rubric_files
+    from judge_service.rubrics.store_seeds import import_files
     from judge_service.storage.db import session_scope
 
     project = project_name(project)
@@ -48,7 +48,7 @@ def import_rubrics(
 @rubrics_app.command("list")
 def list_rubrics(project: Project = "default") -> None:
     """Every rubric of the project with its active version."""
-    from judge_service.storage import rubrics
+    from judge_service.rubrics import store as rubrics
     from judge_service.storage.db import session_scope
 
     with session_scope(ready_settings().database_url) as session:
@@ -66,7 +66,7 @@ def show_rubric(
     project: Project = "default",
 ) -> None:
     """A rubric version as JSON."""
-    from judge_service.storage import rubrics
+    from judge_service.rubrics import store as rubrics
     from judge_service.storage.db import session_scope
 
     with session_scope(ready_settings().database_url) as session:

@@ -1,4 +1,4 @@
-"""The mining task: a run's rollouts through :mod:`judge_service.review.mining` into the queue.
+"""The mining task: a run's rollouts through :mod:`judge_service.rubrics.mining` into the queue.
 
 Runs on a Celery worker or the embedded executor (``MINE_TASK``). The model is the request's,
 else the first model of ``JS_DEFAULT_JUDGES``, else the local SmolLM2 server. Safe to run
@@ -15,11 +15,14 @@ from judge_service.domain import CallUsage
 from judge_service.errors import EndpointRefused
 from judge_service.judging.client import get_client
 from judge_service.judging.endpoints import resolve_spec
-from judge_service.judging.local_model import LOCAL_JUDGE_NAME, LocalModelUnavailable, local_judge
-from judge_service.review.evidence import rollout_evidence
-from judge_service.review.mining import MiningResult, MiningRollout, mine, refs
+from judge_service.judging.local_model import LocalModelUnavailable, local_judge
+from judge_service.judging.names import LOCAL_JUDGE_NAME
+from judge_service.rubrics import store as rubrics
+from judge_service.rubrics import store_mining as mining
+from judge_service.rubrics import store_review as review
+from judge_service.rubrics.evidence import rollout_evidence
+from judge_service.rubrics.mining import MiningResult, MiningRollout, mine, refs
 from judge_service.settings import Settings
-from judge_service.storage import mining, review, rubrics
 from judge_service.storage.db import session_scope
 from judge_service.storage.rollouts import run_rollouts
 from judge_service.wire import spec_object

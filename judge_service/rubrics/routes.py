@@ -11,17 +11,20 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from judge_service import wire, wire_review
+from judge_service import wire
 from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.error_docs import errors
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import Conflict, NotFound, ValidationFailed
 from judge_service.judging.endpoints import check_spec
-from judge_service.judging.local_model import LOCAL_JUDGE_NAME
+from judge_service.judging.names import LOCAL_JUDGE_NAME
+from judge_service.rubrics import store as rubrics
+from judge_service.rubrics import store_mining as mining
+from judge_service.rubrics import wire as wire_review
+from judge_service.rubrics.tables import MiningJobRow, RubricVersionRow
 from judge_service.settings import Settings
-from judge_service.storage import audit, mining, rubrics
-from judge_service.storage.review_tables import MiningJobRow, RubricVersionRow
+from judge_service.storage import audit
 from judge_service.storage.rollouts import run_exists
 from judge_service.worker.task_names import MINE_TASK
 

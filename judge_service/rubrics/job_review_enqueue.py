@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 
-from judge_service.review.evidence import rollout_evidence
-from judge_service.review.queue_policy import QueuePolicy, select
-from judge_service.storage import batches, review
+from judge_service.rubrics import store_review as review
+from judge_service.rubrics.evidence import rollout_evidence
+from judge_service.rubrics.queue_policy import QueuePolicy, select
+from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.rollouts import batch_rollouts
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from judge_service.access.store_keys import key_projects
-from judge_service.rubric_files import RubricFile, load
-from judge_service.storage import audit, rubrics
+from judge_service.rubrics import store as rubrics
+from judge_service.rubrics.files import RubricFile, load
+from judge_service.storage import audit
 from judge_service.storage.db import session_scope
 
 
@@ -29,7 +30,7 @@ def import_files(
     *, session: Session, loaded: list[RubricFile], actor: str, project: str = rubrics.DEFAULT
 ) -> list[Imported]:
     """Each file as a version of ``project``'s rubric (see
-    :func:`judge_service.storage.rubrics.import_rubric`), with an audit record for every
+    :func:`judge_service.rubrics.store.import_rubric`), with an audit record for every
     version written."""
     done = []
     for item in loaded:
