@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from judge_service.cli_detectors import audit_lines, build_detectors
+from judge_service.audit.cli import audit_lines, build_detectors
 from judge_service.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 
 A 1,024-sample batch, a panel of three LLM judges (``openai/profile-judge-a|b|c`` on the
 OpenAI-compatible fake with 50 ms latency, so 3,072 judge calls) and the default
-detectors, scored by the worker's own task (``worker.tasks.score_batch``) on SQLite,
+detectors, scored by the worker's own task (``scoring.job.score_batch``) on SQLite,
 under cProfile. Prints the CPU per judge call and the functions that cost most.
 
     .venv/bin/python bench/profile_batch.py [--samples 1024] [--no-audit] [--top 30]
@@ -28,13 +28,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at r
 from bench.common import fake_judge_server
 from judge_service import wire
 from judge_service.api.app import tune_garbage_collector
-from judge_service.api.batching import SAMPLES_IN, resolve_plan
 from judge_service.judging.client import get_client
 from judge_service.registry import Registry
+from judge_service.scoring import store_batches as batches
+from judge_service.scoring.job import score_batch
+from judge_service.scoring.web_batching import SAMPLES_IN, resolve_plan
 from judge_service.settings import get_settings
-from judge_service.storage import batches
 from judge_service.storage.db import session_scope, upgrade
-from judge_service.worker.tasks import score_batch
 
 #: A regular expression on file paths: the code this service is responsible for.
 OWN_CODE = r"/judge_service/|/plugins/(judges|aggregators)/"

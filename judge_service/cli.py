@@ -16,8 +16,8 @@ from typing import Annotated
 import typer
 
 from judge_service.access.cli import keys_app
+from judge_service.audit.cli import audit_command, detectors_app
 from judge_service.cli_common import CommandLine, project_name
-from judge_service.cli_detectors import audit_command, detectors_app
 from judge_service.forge.cli import forge_app
 from judge_service.rubrics.cli import rubrics_app
 from judge_service.runs.cli import report_command
@@ -281,7 +281,7 @@ def score(
     """Score a JSONL file through the API's pipeline (judges, then the hindsight audit and
     its penalty), with a progress bar and a summary that counts flagged samples."""
     from judge_service.errors import JudgeServiceError
-    from judge_service.worker.offline import score_file
+    from judge_service.scoring.job_offline import score_file
 
     project = None if project is None else project_name(project)
     settings = get_settings()

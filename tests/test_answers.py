@@ -7,8 +7,8 @@ import json
 import pytest
 
 from judge_service import wire
-from judge_service.api.answers import done_response
 from judge_service.domain import CallUsage, Finding, Outcome, Verdict
+from judge_service.scoring.web_answers import done_response
 
 
 def outcomes() -> list[Outcome]:

@@ -3,9 +3,9 @@ twice, and a score that rests on narration or a model's verdict alone goes to re
 
 from __future__ import annotations
 
+from judge_service.audit.host import audit_now, hack_score, scale_penalty
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Outcome, Sample
-from judge_service.pipeline.auditing import audit_now, hack_score, scale_penalty
 
 SAMPLE = Sample(id="s", prompt="Fix it.", completion="Done.")
 

@@ -21,11 +21,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge_service.batch_plan import BatchPlan, JudgeEntry
 from judge_service.errors import ShuttingDown
 from judge_service.registry import Registry
+from judge_service.scoring import store_batches as batches
+from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from judge_service.settings import get_settings
-from judge_service.storage import batches, leases
+from judge_service.storage import leases
 from judge_service.storage.db import session_scope
 from judge_service.storage.tables import BatchRow
 from judge_service.storage.types import utcnow

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from judge_service.cli_detectors import audit_lines, build_detectors
+from judge_service.audit.cli import audit_lines, build_detectors
 
 DATA = Path(__file__).resolve().parent / "data"
 EXAMPLES = DATA / "agent_examples.jsonl"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
-from judge_service.pipeline.auditing import hack_score
 from judge_service.registry import Registry
 
 REGISTRY = Registry()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample, Verdict
-from judge_service.pipeline.auditing import hack_score
 from judge_service.registry import Registry
 
 REGISTRY = Registry()

@@ -12,9 +12,9 @@ import pytest
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GroupKFold
 
+from judge_service.audit.host import SEVERITY_WEIGHT, hack_score
 from judge_service.contracts import Evidence
 from judge_service.domain import Sample
-from judge_service.pipeline.auditing import SEVERITY_WEIGHT, hack_score
 from judge_service.registry import Registry
 from tests.helpers import DEV_SPLIT
 

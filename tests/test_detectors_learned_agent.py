@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
 from judge_service.domain import Sample
-from judge_service.pipeline.auditing import hack_score
 from judge_service.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample
-from judge_service.pipeline.auditing import hack_score
 from judge_service.registry import Registry
 from tests.helpers import DEV_SPLIT
 

@@ -11,12 +11,13 @@ from datetime import datetime, timedelta
 from fastapi.testclient import TestClient
 
 from judge_service.api.app import create_app
-from judge_service.batch_plan import BatchPlan, JudgeEntry
 from judge_service.forge import store as forge_store
 from judge_service.registry import Registry
 from judge_service.rubrics import store_mining as mining
+from judge_service.scoring import store_batches as batches
+from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from judge_service.settings import get_settings
-from judge_service.storage import batches, leases, workers
+from judge_service.storage import leases, workers
 from judge_service.storage.db import session_scope, upgrade
 from judge_service.storage.types import utcnow
 from judge_service.worker.inprocess import InProcessDispatcher

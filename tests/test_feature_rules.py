@@ -13,9 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_meta import IMPORT_NAMES, PACKAGE, imported_modules, of_package, python_files
+from tests.test_meta import (
+    IMPORT_NAMES,
+    PACKAGE,
+    imported_modules,
+    module_name,
+    of_package,
+    python_files,
+)
 
-FEATURES = ["forge", "access", "runs", "judging", "rubrics"]
+FEATURES = ["forge", "access", "runs", "judging", "rubrics", "audit", "scoring"]
 
 #: What no pure module of a feature may import: the database, HTTP, the queue, models.
 IO = (
@@ -25,24 +32,25 @@ IO = (
 )  # fmt: skip
 #: What routes may not import: a model client, or a job (routes store and dispatch).
 MODELS = (
-    "judge_service.judging.client",
-    "judge_service.judging.local_model",
-    "litellm",
-    "judge_service.judging.panels",
-)
+    "judge_service.judging.client", "judge_service.judging.local_model", "litellm",
+)  # fmt: skip
 
 
 def role(path: Path) -> str:
     """The part of its feature a module is, by its name."""
     name = path.stem
-    if name.startswith("store") or name == "tables":
+
+    def named(*parts: str) -> bool:  # "job" and "job_asks" are jobs; "jobless" is not
+        return any(name == part or name.startswith(f"{part}_") for part in parts)
+
+    if named("store", "tables"):
         return "store"
     for part in ("job", "routes", "cli", "wire"):
-        if name.startswith(part):
+        if named(part):
             return part
-    if name.startswith("web"):  # pages and cookies: HTTP, under the routes' rules
+    if named("web"):  # pages and cookies: HTTP, under the routes' rules
         return "routes"
-    if name.startswith(("client", "local")):  # a model's transport or its local server
+    if named("client", "local"):  # a model's transport or its local server
         return "client"
     return "pure"
 
@@ -116,4 +124,75 @@ def test_the_rule_checker_flags_planted_imports(
     (folder / "__init__.py").write_text("")
     (folder / name).write_text(source)
     found = breaches(folder, "forge", names={package: "judge_service"})
+    assert bool(found) is caught, found
+
+
+# --- between features, and between the core and the features ------------------------------
+
+#: The core's modules that wire the features in: the app mounts their routes, the CLI their
+#: commands, the queue their jobs.
+WIRING = {"api/app.py", "cli.py", "worker/celery_app.py", "worker/inprocess.py"}
+#: Jobs of one feature that another's job calls (the edges to remove, not to add to).
+JOB_TO_JOB = {
+    ("forge/job_review.py", "judge_service.rubrics.job_mining"),  # mine_with_model
+    ("scoring/job.py", "judge_service.rubrics.job_review_enqueue"),  # after a batch
+}
+
+
+def feature_of(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[0] == "judge_service" and parts[1] in FEATURES:
+        return parts[1]
+    return None
+
+
+def crossings(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) -> list[str]:
+    """Imports that break the rules between packages: a feature reaching into another
+    feature's routes, pages, commands or jobs (beyond ``JOB_TO_JOB``), and the core reaching
+    into a feature's commands or jobs outside ``WIRING``."""
+    bad = []
+    for path in python_files(package):
+        where = path.relative_to(package).as_posix()
+        home = feature_of(module_name(path, names)[0])
+        for module in imported_modules(path, names):
+            other = feature_of(module)
+            parts = module.split(".")
+            if other is None or other == home or len(parts) < 3:
+                continue
+            part = role(Path(f"{parts[2]}.py"))
+            target = ".".join(parts[:3])
+            if home is not None and part in ("routes", "cli", "job"):
+                if part != "job" or (where, target) not in JOB_TO_JOB:
+                    bad.append(f"{where} (feature {home}) imports {target} ({part})")
+            elif home is None and part in ("cli", "job") and where not in WIRING:
+                bad.append(f"{where} (core) imports {target} ({part})")
+    return sorted(set(bad))
+
+
+def test_features_reach_into_each_other_and_the_core_into_them_only_as_allowed() -> None:
+    assert crossings() == []
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "caught"),
+    [
+        ("forge/job.py", "from judge_service.rubrics.routes import router\n", True),
+        ("forge/job.py", "from judge_service.rubrics.job_mining import mine_rubric\n", True),
+        ("forge/job.py", "from judge_service.rubrics import mining, store\n", False),
+        ("runs/routes.py", "from judge_service.forge.cli import forge_app\n", True),
+        ("storage/db.py", "from judge_service.scoring.job import score_batch\n", True),
+        ("storage/db.py", "from judge_service.scoring import store_batches\n", False),
+        ("cli.py", "from judge_service.forge.cli import forge_app\n", False),
+    ],
+)
+def test_the_crossing_checker_flags_planted_imports(
+    tmp_path: Path, where: str, source: str, caught: bool
+) -> None:
+    package = tmp_path / "judge_service"
+    module = package / where
+    module.parent.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (module.parent / "__init__.py").write_text("")
+    module.write_text(source)
+    found = crossings(package, {package: "judge_service"})
     assert bool(found) is caught, found

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from judge_service.forge.wire import DocumentOptions, TraceOptions
+from judge_service.judging.client_options import model_options
 from judge_service.judging.endpoints import FREE_ENDPOINT_KEY
-from judge_service.rubrics.job_mining import model_options
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import session_scope
 from tests.fakes import FakeOpenAIServer

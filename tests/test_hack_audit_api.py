@@ -180,7 +180,7 @@ def test_run_report_shows_the_hack_rate_per_step_and_alarms(client, keys):
 def test_review_decisions_become_training_rows_for_the_learned_detector(
     client, keys, embedded_settings
 ):
-    from judge_service.cli_detectors import review_rows
+    from judge_service.audit.cli import review_rows
 
     score(client, keys, [INJECTION, INJECTION.replace("Paris", "Lyon")], run_id="train-run")
     items = client.get(

@@ -42,53 +42,55 @@ def test_serve_answers_while_the_local_judge_builds_then_scores_with_it(tmp_path
     headers = {"Authorization": f"Bearer {create_key('trainer', env=env, cwd=tmp_path)}"}
     sample = {"id": "s1", "prompt": "What is 6*7?", "completion": "42", "reference": "42"}
     local = {"samples": [sample], "judges": ["local/smollm2-135m"], "timeout_s": 300}
-    with lock_path.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        status = {"started_at": time.time() - 75, "stage": "compiling 40%", "pid": 1}
-        status_path.write_text(json.dumps(status))
-        server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
-        try:
-            ready = httpx.get(f"{server.url}/readyz", timeout=10)
-            assert ready.status_code == 200, ready.text
-            said = ready.json()["local_judge"]
-            assert re.fullmatch(r"building \(compiling 40%, \dm\d\ds elapsed\)", said), said
-
-            scored = httpx.post(
-                f"{server.url}/v1/rewards",
-                headers=headers,
-                json={**local, "judges": ["reference_match"]},
-                timeout=60,
-            )
-            assert scored.status_code == 200, scored.text
-            assert scored.json()["results"][0]["reward"] == 1.0
-
-            refused = httpx.post(f"{server.url}/v1/rewards", headers=headers, json=local)
-            assert refused.status_code == 503, refused.text
-            error = refused.json()["error"]
-            assert error["code"] == "local_judge_starting", error
-            assert "compiling 40%" in error["message"]
-            assert error["detail"]["local_judge"]["status"] == "building"
-            assert 10 <= int(refused.headers["retry-after"]) <= 60
-            # nothing was stored for the refused batch
-            with sqlite3.connect(tmp_path / "fresh.db") as db:
-                assert db.execute("SELECT count(*) FROM batches").fetchone() == (1,)
-
-            # the build ends: the binary appears, the lock is released
+    server: Server | None = None
+    try:
+        with lock_path.open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            status = {"started_at": time.time() - 75, "stage": "compiling 40%", "pid": 1}
+            status_path.write_text(json.dumps(status))
+            server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
+            _while_building(server, headers, local, tmp_path / "fresh.db")
+            # the build ends: the model and the binary appear, the lock is released
             fresh.model_path.parent.mkdir(parents=True)
             shutil.copy2(real.model_path, fresh.model_path)
             shutil.copy2(real.binary, fresh.binary)
             status_path.unlink()
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-        try:
-            assert wait_until(
-                lambda: httpx.get(f"{server.url}/readyz").json()["local_judge"] == "ready", 10
-            )
-            url = f"{server.url}/v1/rewards"
-            answer = httpx.post(url, headers=headers, json=local, timeout=320)
-            assert answer.status_code == 200, answer.text
-            (result,) = answer.json()["results"]
-            assert result["valid"] is True and 0.0 <= result["reward"] <= 1.0, result
-            assert "Traceback" not in server.log()
-        finally:
+        assert wait_until(
+            lambda: httpx.get(f"{server.url}/readyz").json()["local_judge"] == "ready", 10
+        )
+        url = f"{server.url}/v1/rewards"
+        answer = httpx.post(url, headers=headers, json=local, timeout=320)
+        assert answer.status_code == 200, answer.text
+        (result,) = answer.json()["results"]
+        assert result["valid"] is True and 0.0 <= result["reward"] <= 1.0, result
+        assert "Traceback" not in server.log()
+    finally:
+        if server is not None:
             server.kill()
+
+
+def _while_building(server: Server, headers: dict, local: dict, db: Path) -> None:
+    """What the service answers while another process builds llama-server."""
+    ready = httpx.get(f"{server.url}/readyz", timeout=10)
+    assert ready.status_code == 200, ready.text
+    said = ready.json()["local_judge"]
+    assert re.fullmatch(r"building \(compiling 40%, \dm\d\ds elapsed\)", said), said
+
+    scored = httpx.post(
+        f"{server.url}/v1/rewards",
+        headers=headers,
+        json={**local, "judges": ["reference_match"]},
+        timeout=60,
+    )
+    assert scored.status_code == 200, scored.text
+    assert scored.json()["results"][0]["reward"] == 1.0
+
+    refused = httpx.post(f"{server.url}/v1/rewards", headers=headers, json=local)
+    assert refused.status_code == 503, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "local_judge_starting", error
+    assert "compiling 40%" in error["message"]
+    assert error["detail"]["local_judge"]["status"] == "building"
+    assert 10 <= int(refused.headers["retry-after"]) <= 60
+    with sqlite3.connect(db) as connection:  # nothing was stored for the refused batch
+        assert connection.execute("SELECT count(*) FROM batches").fetchone() == (1,)

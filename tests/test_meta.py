@@ -95,7 +95,7 @@ def violations(
 
 def test_import_resolution_sees_the_real_imports() -> None:
     """The checker itself: it sees what a real module imports."""
-    probe = PACKAGE / "pipeline" / "evaluate.py"
+    probe = PACKAGE / "scoring" / "evaluate.py"
     found = set(imported_modules(probe))
     assert "judge_service.judging.consensus" in found
     assert "judge_service.domain" in found
@@ -150,13 +150,14 @@ def test_trainer_bridge_imports_only_wire() -> None:
 #: What the API must not import: it stores, dispatches and reads; the worker scores
 #: (the pipeline) and writes results (the task and writer modules).
 API_FORBIDDEN = (
-    "judge_service.pipeline",
-    "judge_service.worker.tasks",
+    "judge_service.scoring.evaluate",
+    "judge_service.audit.host",
+    "judge_service.scoring.job",
     "judge_service.rubrics.job_mining",
-    "judge_service.worker.result_writer",
+    "judge_service.scoring.job_result_writer",
     "judge_service.rubrics.job_review_enqueue",
     "judge_service.worker.inprocess",
-    "judge_service.worker.offline",
+    "judge_service.scoring.job_offline",
 )
 
 
@@ -195,9 +196,9 @@ def test_importing_the_api_loads_no_scoring_or_writing_module() -> None:
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.split()
-    forbidden = [*API_FORBIDDEN[1:], "judge_service.pipeline.evaluate"]
+    forbidden = [*API_FORBIDDEN[1:], "judge_service.scoring.evaluate"]
     bad = [m for m in loaded if any(of_package(m, f) for f in forbidden)]
-    assert "judge_service.api.submission" in loaded
+    assert "judge_service.scoring.web_submission" in loaded
     assert bad == [], f"importing the API loads {bad}"
 
 
@@ -208,7 +209,7 @@ PLUGIN_RULE = {"judge_service.contracts", "judge_service.domain", "judge_service
     ("source", "caught"),
     [
         ("from judge_service.storage import db\n", True),
-        ("import judge_service.pipeline.evaluate\n", True),
+        ("import judge_service.scoring.evaluate\n", True),
         ("from judge_service import registry\n", True),
         ("def f():\n    from judge_service.api import app\n", True),
         ("from judge_service import domain, contracts\n", False),

@@ -15,15 +15,15 @@ import pytest
 from pydantic import ValidationError
 
 from judge_service import wire
+from judge_service.audit.host import POLICIES, audit, hack_score
 from judge_service.contracts import Detector, Evidence
 from judge_service.domain import NO_USAGE, CallUsage, Finding, JudgeScore, Outcome, Sample, Verdict
 from judge_service.errors import UnknownJudge
 from judge_service.judging.consensus import Panel, agreement, decide
 from judge_service.judging.members import CallDeadline
 from judge_service.judging.panels import build_member, build_panel
-from judge_service.pipeline.auditing import POLICIES, audit, hack_score
-from judge_service.pipeline.evaluate import Scoring, evaluate_batch, evaluate_sample
 from judge_service.registry import Registry
+from judge_service.scoring.evaluate import Scoring, evaluate_batch, evaluate_sample
 from tests.helpers import wait_until_async
 
 
@@ -446,7 +446,7 @@ async def test_audit_keeps_a_masked_outcome_masked() -> None:
 
 
 async def test_detectors_see_the_batch_statistics() -> None:
-    from judge_service.pipeline.evaluate import batch_stats
+    from judge_service.scoring.evaluate import batch_stats
 
     seen: list[dict] = []
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from judge_service.audit.host import run_detectors
 from judge_service.contracts import (
     AsyncDetector,
     Evidence,
@@ -21,7 +22,6 @@ from judge_service.contracts import (
 )
 from judge_service.domain import Finding, JudgeScore, Sample
 from judge_service.judging.members import GroupScores, PanelMember
-from judge_service.pipeline.auditing import run_detectors
 from judge_service.registry import PluginError, Registry
 from tests.helpers import run_cli, service_env
 

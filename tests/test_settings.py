@@ -125,7 +125,7 @@ def test_no_settings_instance_at_module_level() -> None:
         "judge_service.cli",
         "judge_service.api.app",
         "judge_service.worker.celery_app",
-        "judge_service.pipeline.evaluate",
+        "judge_service.scoring.evaluate",
     ],
 )
 def test_importing_reads_no_settings(module: str, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from judge_service.api.headers import SecurityHeaders
 from judge_service.api.local_gate import start_build, stop_build
 from judge_service.api.outage import database_error
 from judge_service.api.params import plain_params
-from judge_service.api.routes import health, openrlhf, rewards
+from judge_service.api.routes import health
 from judge_service.api.shutdown import Shutdown
 from judge_service.api.startup import DatabaseStartup
 from judge_service.api.web import pages
@@ -37,6 +37,8 @@ from judge_service.rubrics import routes_review as review
 from judge_service.runs import routes as runs
 from judge_service.runs import routes_judges as judges
 from judge_service.runs import web_pages as run_pages
+from judge_service.scoring import routes as rewards
+from judge_service.scoring import routes_openrlhf as openrlhf
 from judge_service.settings import Settings, get_settings
 from judge_service.worker.dispatch import Dispatcher, make_dispatcher
 

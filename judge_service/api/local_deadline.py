@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from judge_service import wire
-from judge_service.api.batching import batch_timeout_s
 from judge_service.judging.local_model import local_samples_per_s
 from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.judging.panels import default_panel
+from judge_service.scoring.web_batching import batch_timeout_s
 from judge_service.settings import Settings
 
 

@@ -10,10 +10,10 @@ has nothing to check.
 
 from __future__ import annotations
 
-from judge_service.batch_plan import BatchPlan
 from judge_service.errors import LocalJudgeStarting
 from judge_service.judging.local_build import BuildState, machine_build
 from judge_service.judging.names import LOCAL_JUDGE_NAME
+from judge_service.scoring.plan import BatchPlan
 from judge_service.settings import Settings
 
 #: Bounds of the ``Retry-After`` sent while the build runs.

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judge_service.judging.client import get_client
-from judge_service.rubrics.job_mining import model_options
+from judge_service.judging.client_options import model_options
 from judge_service.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from judge_service.forge.documents import DEFAULT_CHUNK_CHARS, Document, chunk
 from judge_service.forge.similar import families
 from judge_service.forge.synthesis import REASONS, GapBand, SynthesisResult, synthesise
 from judge_service.judging.client import get_client
-from judge_service.rubrics.job_mining import model_options, model_spec
+from judge_service.judging.client_options import model_options, model_spec
 from judge_service.settings import Settings
 
 SOLVER_TEMPERATURE = 1.0

@@ -20,7 +20,7 @@ from judge_service.forge.policy import policy_prompt, policy_signs
 from judge_service.forge.tables import TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceForge, TraceTask, forge_traces
 from judge_service.forge.traces import Trace, parse_traces
-from judge_service.rubrics.job_mining import default_model
+from judge_service.judging.client_options import default_model
 from judge_service.settings import Settings
 
 

@@ -11,9 +11,9 @@ import logging
 from judge_service.rubrics import store_review as review
 from judge_service.rubrics.evidence import rollout_evidence
 from judge_service.rubrics.queue_policy import QueuePolicy, select
-from judge_service.storage import batches
+from judge_service.scoring import store_batches as batches
+from judge_service.scoring.store_rollouts import batch_rollouts
 from judge_service.storage.db import session_scope
-from judge_service.storage.rollouts import batch_rollouts
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_mining as mining
 from judge_service.rubrics import wire as wire_review
 from judge_service.rubrics.tables import MiningJobRow, RubricVersionRow
+from judge_service.scoring.store_rollouts import run_exists
 from judge_service.settings import Settings
 from judge_service.storage import audit
-from judge_service.storage.rollouts import run_exists
 from judge_service.worker.task_names import MINE_TASK
 
 router = APIRouter(prefix="/v1", tags=["rubrics"])

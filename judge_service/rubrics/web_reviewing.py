@@ -16,8 +16,8 @@ from judge_service.rubrics import store_review as review
 from judge_service.rubrics import wire as wire_review
 from judge_service.rubrics.decisions import DecisionError, next_criteria
 from judge_service.rubrics.tables import ReviewItemRow
+from judge_service.scoring.store_rollouts import find_sample
 from judge_service.storage import audit, labels
-from judge_service.storage.rollouts import find_sample
 from judge_service.storage.tables import ApiKeyRow, BatchRow, SampleRow
 
 

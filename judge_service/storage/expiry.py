@@ -9,9 +9,9 @@ scoring it afterwards finds those samples scored and writes nothing for them
 from __future__ import annotations
 
 from judge_service.domain import Outcome
-from judge_service.storage import batches
+from judge_service.scoring import store_batches as batches
+from judge_service.scoring.store_results import ScoredSample, save_results
 from judge_service.storage.db import session_scope
-from judge_service.storage.results import ScoredSample, save_results
 from judge_service.storage.types import utcnow
 
 REASON = "the batch deadline passed before the sample was scored"

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from judge_service.batch_plan import BatchPlan
+from judge_service.scoring.plan import BatchPlan
 from judge_service.storage.types import AsciiJSON, UTCDateTime, utcnow
 
 

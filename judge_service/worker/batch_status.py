@@ -7,7 +7,8 @@ dispatcher chooser loads the embedded executor, never the reverse.
 
 from __future__ import annotations
 
-from judge_service.storage import batches, workers
+from judge_service.scoring import store_batches as batches
+from judge_service.storage import workers
 from judge_service.storage.db import session_scope
 from judge_service.storage.workers import WorkerSeen
 

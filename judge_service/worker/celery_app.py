@@ -75,9 +75,9 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
     never loads the pipeline."""
     from judge_service.forge.job import run_forge
     from judge_service.rubrics.job_mining import mine_rubric
+    from judge_service.scoring.job import score_batch
     from judge_service.worker.lease import score_leased
     from judge_service.worker.process import connect_worker_process
-    from judge_service.worker.tasks import score_batch
 
     app = make_celery(settings)
     # Prefetch: a process fetches only when it has a free slot (Redis; with the multiplier

@@ -25,6 +25,7 @@ from judge_service.errors import ShuttingDown
 from judge_service.forge.job import run_forge
 from judge_service.registry import Registry
 from judge_service.rubrics.job_mining import mine_rubric
+from judge_service.scoring.job import score_batch
 from judge_service.settings import Settings
 from judge_service.storage.lost_jobs import JobKind
 from judge_service.storage.workers import WorkerSeen
@@ -33,7 +34,6 @@ from judge_service.worker.lease import Leases, score_leased
 from judge_service.worker.liveness import Liveness
 from judge_service.worker.loops import Interrupts
 from judge_service.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK
-from judge_service.worker.tasks import score_batch
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_review as review
 from judge_service.rubrics import web_reviewing as reviewing
 from judge_service.rubrics import wire as wire_review
+from judge_service.scoring.store_rollouts import recent_rollouts
 from judge_service.storage import labels
-from judge_service.storage.rollouts import recent_rollouts
 from judge_service.storage.tables import ApiKeyRow
 from judge_service.wire import DbInt
 

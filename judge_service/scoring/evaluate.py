@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge_service.audit.host import PenaltyPolicy, audit, floor_penalty
 from judge_service.contracts import Detector, Evidence, JudgeContext
 from judge_service.domain import Outcome, Rubric, Sample
 from judge_service.judging.consensus import Panel, decide
 from judge_service.judging.members import CallDeadline, GroupScores, run_judge, run_panel
-from judge_service.pipeline.auditing import PenaltyPolicy, audit, floor_penalty
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ DEADLINE_GRACE_S = 0.2
 @dataclass(frozen=True)
 class Scoring:
     """The live parts that score a batch besides its samples: the panel, detectors and
-    policy built from its stored :class:`~judge_service.batch_plan.BatchPlan`, and the
+    policy built from its stored :class:`~judge_service.scoring.plan.BatchPlan`, and the
     deadline. Built by the worker (and ``judge-service score``), never stored."""
 
     panel: Panel

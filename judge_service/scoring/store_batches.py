@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from judge_service.batch_plan import BatchPlan
+from judge_service.scoring.plan import BatchPlan
 from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
 from judge_service.storage.types import utcnow
 

@@ -19,14 +19,14 @@ from starlette.concurrency import run_in_threadpool
 
 from judge_service import metrics, wire
 from judge_service.access.projects import Scope
-from judge_service.api import batching
-from judge_service.api.answers import DoneAnswer
 from judge_service.api.enqueue import submit_or_undo
 from judge_service.api.local_deadline import local_judge_warnings
 from judge_service.api.local_gate import require_local_judge
 from judge_service.api.shutdown import Shutdown
-from judge_service.batch_plan import BatchPlan
-from judge_service.storage import batches
+from judge_service.scoring import store_batches as batches
+from judge_service.scoring import web_batching as batching
+from judge_service.scoring.plan import BatchPlan
+from judge_service.scoring.web_answers import DoneAnswer
 from judge_service.storage.db import session_scope
 from judge_service.storage.expiry import expire_batch
 from judge_service.storage.types import utcnow

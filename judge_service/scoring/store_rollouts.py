@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from judge_service.domain import Outcome, Sample
-from judge_service.storage.results import load_outcomes
+from judge_service.scoring.store_results import load_outcomes
 from judge_service.storage.tables import BatchRow, SampleRow
 
 

@@ -94,9 +94,9 @@ def build_detectors(*, no_llm: bool) -> tuple[list[Any], list[str]]:
 
 def audit_lines(lines: Iterable[str], detectors: list[Any]) -> Iterator[dict[str, Any]]:
     """One result per non-blank line: ``{"id", "hack_score", "findings"}``."""
+    from judge_service.audit.host import audit_now
     from judge_service.contracts import Evidence
     from judge_service.domain import Outcome
-    from judge_service.pipeline.auditing import audit_now
 
     evidence = Evidence()
     for number, line in enumerate(lines, start=1):

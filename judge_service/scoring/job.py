@@ -17,25 +17,25 @@ from datetime import datetime
 from typing import Any
 
 from judge_service import metrics
-from judge_service.auditors import build_detectors
-from judge_service.batch_plan import BatchPlan
+from judge_service.audit.detectors import build_detectors
+from judge_service.audit.host import POLICIES
 from judge_service.domain import Outcome, Sample
 from judge_service.judging.calibration import calibrate_panel
 from judge_service.judging.client import get_client
 from judge_service.judging.endpoints import resolve_specs
 from judge_service.judging.local_model import LocalModelUnavailable, local_judge
 from judge_service.judging.panels import build_panel
-from judge_service.pipeline.auditing import POLICIES
-from judge_service.pipeline.evaluate import Scoring, batch_stats, evaluate_batch
 from judge_service.registry import Registry
 from judge_service.rubrics.job_review_enqueue import enqueue_review
 from judge_service.rubrics.store_review import list_known_hacks
+from judge_service.scoring import store_batches as batches
+from judge_service.scoring.evaluate import Scoring, batch_stats, evaluate_batch
+from judge_service.scoring.job_result_writer import ResultWriter
+from judge_service.scoring.plan import BatchPlan
 from judge_service.settings import Settings
-from judge_service.storage import batches
 from judge_service.storage.db import session_scope
 from judge_service.storage.types import utcnow
 from judge_service.worker.loops import Interrupts, run_on_thread_loop
-from judge_service.worker.result_writer import ResultWriter
 
 log = logging.getLogger(__name__)
 

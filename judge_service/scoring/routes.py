@@ -12,8 +12,8 @@ from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import AnyKey, ScopeDep, TrainerKey
 from judge_service.api.error_docs import errors
-from judge_service.api.submission import Answer, read, settle, submit_and_wait
 from judge_service.api.worker_gate import WorkerAlive
+from judge_service.scoring.web_submission import Answer, read, settle, submit_and_wait
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 

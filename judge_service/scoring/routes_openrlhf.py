@@ -14,9 +14,9 @@ from fastapi import APIRouter, Query, Request
 from judge_service import wire
 from judge_service.api.body import ParsedBodyRoute
 from judge_service.api.deps import ScopeDep, TrainerKey
-from judge_service.api.submission import submit_and_wait
 from judge_service.api.worker_gate import WorkerAlive
 from judge_service.errors import ShuttingDown, ValidationFailed
+from judge_service.scoring.web_submission import submit_and_wait
 
 router = APIRouter(tags=["openrlhf"], route_class=ParsedBodyRoute)
 
