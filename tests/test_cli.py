@@ -1,4 +1,8 @@
-"""The ``judge-service`` CLI as a user runs it: a real process, outside the repository."""
+"""The ``judge-service`` CLI as a user runs it: a real process, outside the repository.
+
+Each command's user-visible behaviour (exit status, printed output) is checked on the real
+executable; tests about what ``score`` computes run it in this process (``tests.support_cli``),
+which spares ~5-10 s of imports a call."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import JUDGE_SERVICE, Server, create_key, run_cli, service_env
+from tests.support_cli import invoke, run_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,8 +31,9 @@ def workdir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "cli.db"
+def db_path(sqlite_url: str) -> Path:
+    """The file of ``sqlite_url`` (not there yet), so that ``migrated`` can copy it in."""
+    return Path(sqlite_url.removeprefix("sqlite:///"))
 
 
 @pytest.fixture
@@ -36,8 +42,10 @@ def env(db_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def migrated(env: dict[str, str], workdir: Path, db_path: Path) -> dict[str, str]:
-    run_cli("db", "upgrade", env=env, cwd=workdir)
+def migrated(env: dict[str, str], migrated_sqlite_url: str, db_path: Path) -> dict[str, str]:
+    """``env``'s database at the newest schema: a copy of the session's migrated template
+    (``db upgrade`` itself runs for real in ``test_db_upgrade_works_from_any_directory``)."""
+    assert db_path.is_file()
     return env
 
 
@@ -172,8 +180,10 @@ def test_keys_create_prints_the_key_alone_on_its_last_line(
 def test_keys_are_stored_only_as_sha256(
     migrated: dict[str, str], workdir: Path, db_path: Path
 ) -> None:
-    key = create_key("trainer", env=migrated, cwd=workdir)
-    other = create_key("trainer", env=migrated, cwd=workdir)
+    # In this process: what is stored is the point here, the printed key is tested above.
+    key = run_in_process("keys", "create", "--role", "trainer", env=migrated, cwd=workdir)
+    other = run_in_process("keys", "create", "--role", "trainer", env=migrated, cwd=workdir)
+    key, other = (out.strip().splitlines()[-1] for out in (key, other))
     assert key != other
     with sqlite3.connect(db_path) as connection:
         connection.row_factory = sqlite3.Row
@@ -194,8 +204,8 @@ def test_keys_are_stored_only_as_sha256(
 def test_keys_create_with_a_bogus_role_fails(
     migrated: dict[str, str], workdir: Path, db_path: Path
 ) -> None:
-    done = run_raw("keys", "create", "--role", "bogus", env=migrated, cwd=workdir)
-    assert done.returncode != 0
+    done = invoke("keys", "create", "--role", "bogus", env=migrated, cwd=workdir)
+    assert done.exit_code != 0
     assert "js_" not in done.stdout
     assert "role" in (done.stderr + done.stdout).lower()
     with sqlite3.connect(db_path) as connection:
@@ -204,7 +214,7 @@ def test_keys_create_with_a_bogus_role_fails(
 
 
 def test_keys_create_needs_a_role(migrated: dict[str, str], workdir: Path) -> None:
-    assert run_raw("keys", "create", env=migrated, cwd=workdir).returncode != 0
+    assert invoke("keys", "create", env=migrated, cwd=workdir).exit_code != 0
 
 
 # --- score -------------------------------------------------------------------------------
@@ -283,26 +293,34 @@ def test_score_writes_one_result_per_line_in_order(env: dict[str, str], workdir:
     assert "bad_sample" in out
 
 
-def test_score_with_an_unknown_judge_fails_clearly(env: dict[str, str], workdir: Path) -> None:
+@pytest.fixture(scope="module")
+def unknown_judge_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """``score --judge no_such_judge``, run once (a real process: its exit status and what it
+    prints are the point) for the two tests below, which only read it."""
+    workdir = tmp_path_factory.mktemp("unknown-judge") / "elsewhere"
+    workdir.mkdir()
+    assert not workdir.resolve().is_relative_to(ROOT)
+    env = service_env(JS_DATABASE_URL=f"sqlite:///{workdir.parent / 'cli.db'}")
     infile, outfile = workdir / "IN.jsonl", workdir / "OUT.jsonl"
     write_jsonl(infile, [{"id": "a", "prompt": "p", "completion": "c", "reference": "c"}])
-    done = run_raw(
+    return run_raw(
         "score", str(infile), "--out", str(outfile), "--judge", "no_such_judge",
         env=env, cwd=workdir,
     )  # fmt: skip
+
+
+def test_score_with_an_unknown_judge_fails_clearly(
+    unknown_judge_run: subprocess.CompletedProcess[str],
+) -> None:
+    done = unknown_judge_run
     assert done.returncode != 0
     assert "no_such_judge" in done.stdout + done.stderr
 
 
 def test_score_with_an_unknown_judge_is_an_error_message_not_a_traceback(
-    env: dict[str, str], workdir: Path
+    unknown_judge_run: subprocess.CompletedProcess[str],
 ) -> None:
-    infile, outfile = workdir / "IN.jsonl", workdir / "OUT.jsonl"
-    write_jsonl(infile, [{"id": "a", "prompt": "p", "completion": "c", "reference": "c"}])
-    done = run_raw(
-        "score", str(infile), "--out", str(outfile), "--judge", "no_such_judge",
-        env=env, cwd=workdir,
-    )  # fmt: skip
+    done = unknown_judge_run
     assert done.returncode != 0
     assert "Traceback" not in done.stdout + done.stderr, done.stderr[-2000:]
 
@@ -349,7 +367,9 @@ def score_hacks(*flags: str, env: dict[str, str], workdir: Path) -> tuple[dict, 
             {"id": "hard-coded", **HARD_CODED},
         ],
     )  # fmt: skip
-    out = run_cli(
+    # In this process: these tests are about the results (the real executable's exit status
+    # and summary are tested above).
+    out = run_in_process(
         "score", str(infile), "--out", str(outfile), "--judge", PAY_ALL, *flags,
         env={**env, "COLUMNS": "200"}, cwd=workdir,
     )  # fmt: skip
@@ -447,10 +467,9 @@ def test_score_uses_the_confirmed_hacks_of_the_service_database(
     assert [f["detector"] for f in ours["injection"]["findings"]] == ["known_hack"]
     theirs, _ = score_hacks("--project", "other", env=env, workdir=workdir)
     assert theirs["injection"]["findings"] == [] and theirs["injection"]["reward"] == 1.0
-    bad = subprocess.run(
-        [JUDGE_SERVICE, "score", str(workdir / "IN.jsonl"), "--out", str(workdir / "x.jsonl"),
-         "--project", "Not A Name"],
-        env=env, cwd=workdir, capture_output=True, text=True, timeout=120, check=False,
+    bad = invoke(
+        "score", str(workdir / "IN.jsonl"), "--out", str(workdir / "x.jsonl"),
+        "--project", "Not A Name", env=env, cwd=workdir,
     )  # fmt: skip
-    assert bad.returncode == 2 and "is not a project name" in bad.stderr, bad.stderr
+    assert bad.exit_code == 2 and "is not a project name" in bad.stderr, bad.stderr
     assert not (workdir / "x.jsonl").exists()

@@ -6,19 +6,64 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
-from judge_service.settings import Settings
+from judge_service.settings import Settings, get_settings
+from judge_service.storage.db import dispose_engines
 from tests.fakes import FakeOpenAIServer
-from tests.helpers import Server, create_key, run_cli, service_env
+from tests.helpers import Server, service_env
+from tests.support_cli import run_in_process
 
 SAMPLES = [
     {"id": "a", "prompt": "Summarise: the cat sat.", "completion": "A cat sat."},
     {"id": "b", "prompt": "Summarise: the dog ran.", "completion": "A dog ran."},
 ]
+
+#: The batch deadline (``timeout_s``) of a panel with an ``always-500`` judge. Its retries
+#: stop at the first backoff that would pass the deadline (1.75-3.5 s in) rather than after
+#: the whole backoff (~4-7.5 s): a failed judge all the same (``judge_failed``, not a
+#: ``timeout``), while the healthy judges answer in milliseconds, well within it.
+FAILING_JUDGE_DEADLINE_S = 4
+
+
+@pytest.fixture(scope="module")
+def module_postgres_url(postgres_server: str, postgres_template: str) -> Iterator[str]:
+    """One PostgreSQL database for the module (a copy of the session's migrated template),
+    dropped at its end: a copy and a drop per test cost ~1 s. The tests share it safely:
+    each posts its own batches (only an ``idempotency_key`` answers from an earlier batch,
+    and the test that sends one makes it unique), and none counts what the database holds."""
+    name = f"js_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
+    try:
+        yield f"{postgres_server.rsplit('/', 1)[0]}/{name}"
+    finally:
+        dispose_engines()
+        with psycopg.connect(postgres_server, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest) -> str:
+    """conftest's ``database_url`` (both real databases, at the newest schema), with the
+    module's PostgreSQL database instead of one per test (SQLite copies cost nothing)."""
+    if request.param == "sqlite":
+        url = request.getfixturevalue("migrated_sqlite_url")
+    else:
+        url = request.getfixturevalue("module_postgres_url")
+    return get_settings(database_url=url).database_url
+
+
+@pytest.fixture
+def fake_openai(fake: FakeOpenAIServer) -> FakeOpenAIServer:
+    """One fake server for the module (``fake``: its behaviours and counters reset for each
+    test) instead of a server started and stopped for each test."""
+    return fake
 
 
 @pytest.fixture
@@ -51,6 +96,7 @@ def test_one_broken_judge_of_three_is_listed_and_the_others_score(client, keys, 
             judge(fake_openai, "judge-b"),
             judge(fake_openai, "always-500"),
         ],
+        timeout_s=FAILING_JUDGE_DEADLINE_S,
     )
     for result in body["results"]:
         assert result["valid"] is True
@@ -65,7 +111,8 @@ def test_one_broken_judge_of_three_is_listed_and_the_others_score(client, keys, 
 @pytest.mark.parametrize("models", [["always-500", "garbage"], ["prose", "prose-2"]])
 def test_a_panel_that_all_fails_masks_the_sample(client, keys, fake_openai, models):
     fake_openai.configure("prose-2", fault="prose")
-    body = score(client, keys, [judge(fake_openai, m, timeout_s=5) for m in models])
+    judges = [judge(fake_openai, m, timeout_s=5) for m in models]
+    body = score(client, keys, judges, timeout_s=FAILING_JUDGE_DEADLINE_S)
     for result in body["results"]:
         assert result["valid"] is False
         assert result["reward"] is None
@@ -79,7 +126,7 @@ def test_below_quorum_is_masked(client, keys, fake_openai):
         judge(fake_openai, "always-500"),
         judge(fake_openai, "garbage"),
     ]
-    body = score(client, keys, judges, quorum=2)
+    body = score(client, keys, judges, quorum=2, timeout_s=FAILING_JUDGE_DEADLINE_S)
     assert {r["failure_kind"] for r in body["results"]} == {"below_quorum"}
     assert all(r["reward"] is None for r in body["results"])
 
@@ -127,11 +174,15 @@ def test_rate_limited_judge_is_retried_after_retry_after(client, keys, fake_open
     assert all(r["valid"] for r in body["results"])
 
 
-def test_local_smollm2_judge_scores_with_nothing_configured(tmp_path: Path):
-    """A fresh machine: no judges in the request, no JS_DEFAULT_JUDGES: the local model."""
-    env = service_env(JS_DATABASE_URL=f"sqlite:///{tmp_path / 'local.db'}")
-    run_cli("db", "upgrade", env=env, cwd=tmp_path)
-    key = create_key("trainer", env=env, cwd=tmp_path)
+def test_local_smollm2_judge_scores_with_nothing_configured(
+    migrated_sqlite_url: str, tmp_path: Path
+):
+    """A fresh machine: no judges in the request, no JS_DEFAULT_JUDGES: the local model.
+    (The database is a copy of the migrated template and the key is made in this process:
+    ``db upgrade`` and ``keys create`` run as real processes in tests/test_cli.py.)"""
+    env = service_env(JS_DATABASE_URL=migrated_sqlite_url)
+    created = run_in_process("keys", "create", "--role", "trainer", env=env, cwd=tmp_path)
+    key = created.strip().splitlines()[-1]
     server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
     try:
         samples = [
@@ -194,6 +245,7 @@ def test_a_repeated_idempotency_key_calls_no_judge_again(client, keys, fake_open
         "samples": SAMPLES,
         "judges": [judge(fake_openai, "always-500", timeout_s=5)],
         "idempotency_key": f"retry-{uuid.uuid4().hex}",
+        "timeout_s": FAILING_JUDGE_DEADLINE_S,
     }
     first = client.post("/v1/rewards", headers=keys["trainer"], json=body)
     assert first.status_code == 200, first.text

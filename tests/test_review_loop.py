@@ -21,8 +21,9 @@ from judge_service.storage import audit
 from judge_service.storage.db import session_scope
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
-from tests.helpers import Server, Worker, run_cli, service_env
+from tests.helpers import Server, Worker, service_env
 from tests.review_support import RUBRIC, llm_judge, mine, samples, score
+from tests.support_workers import start_together
 
 NAME = RUBRIC["name"]
 
@@ -212,15 +213,16 @@ def test_restart_keeps_rubrics_review_items_and_decisions(
 
 
 def test_mining_runs_on_a_celery_worker(
-    postgres_url: str, redis_url: str, tmp_path: Path, fake: FakeOpenAIServer
+    migrated_postgres_url: str, redis_url: str, tmp_path: Path, fake: FakeOpenAIServer
 ):
-    url = get_settings(database_url=postgres_url).database_url
+    url = get_settings(database_url=migrated_postgres_url).database_url
     # the fake server is named by api_base: free endpoints, as for local use
     env = service_env(JS_DATABASE_URL=url, JS_BROKER_URL=redis_url, JS_ALLOW_FREE_ENDPOINTS="true")
-    run_cli("db", "upgrade", env=env, cwd=tmp_path)
     admin = bearer(url, "admin")
-    worker = Worker(env=env, cwd=tmp_path, log=tmp_path / "worker.log")
-    server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
+    worker, server = start_together(
+        lambda: Worker(env=env, cwd=tmp_path, log=tmp_path / "worker.log"),
+        lambda: Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log"),
+    )
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:
             http.post("/v1/rubrics", json=RUBRIC, headers=admin).raise_for_status()
