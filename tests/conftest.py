@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -19,13 +17,12 @@ from judge_service.access.store_keys import create_key
 from judge_service.api.app import create_app
 from judge_service.settings import Settings, get_settings
 from judge_service.storage.db import (
-    dispose_engines,
     get_engine,
     session_scope,
     sqlite_path,
     upgrade,
 )
-from tests.helpers import installed_test_plugin
+from tests.helpers import installed_test_plugin, postgres_database
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -70,24 +67,6 @@ def postgres_server() -> str:
     return PG_ADMIN
 
 
-def _postgres_admin(admin_url: str, statement: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as connection:
-        connection.execute(statement)
-
-
-@contextmanager
-def _postgres_database(admin_url: str, prefix: str, template: str | None = None) -> Iterator[str]:
-    """A new PostgreSQL database (a copy of ``template`` when given), dropped afterwards."""
-    name = f"{prefix}{uuid.uuid4().hex[:12]}"
-    copy = f' TEMPLATE "{template}"' if template else ""
-    _postgres_admin(admin_url, f'CREATE DATABASE "{name}"{copy}')
-    try:
-        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
-    finally:
-        dispose_engines()
-        _postgres_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 def _migrate_and_close(url: str) -> None:
     """Alembic ``upgrade`` to head, as the service does, then close the pooled connections:
     PostgreSQL refuses to copy a template that anyone is connected to, and a SQLite file is
@@ -102,7 +81,7 @@ def postgres_template(postgres_server: str) -> Iterator[str]:
     """The name of a PostgreSQL database migrated to head once per session (the
     ``alembic_version`` row included): each ``migrated_postgres_url`` is a copy of it, which
     is much quicker than running every migration again. Dropped at the end of the session."""
-    with _postgres_database(postgres_server, "js_template_") as url:
+    with postgres_database(postgres_server, "js_template_") as url:
         _migrate_and_close(url)
         yield url.rsplit("/", 1)[1]
 
@@ -119,7 +98,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
-    with _postgres_database(postgres_server, "js_test_") as url:
+    with postgres_database(postgres_server, "js_test_") as url:
         yield url
 
 
@@ -130,7 +109,7 @@ def migrated_postgres_url(postgres_server: str, postgres_template: str) -> Itera
 
     For a test that would otherwise migrate ``postgres_url`` itself and is not about
     migrations; tests of migrations, ``db upgrade`` and ``serve --migrate`` migrate for real."""
-    with _postgres_database(postgres_server, "js_test_", template=postgres_template) as url:
+    with postgres_database(postgres_server, "js_test_", template=postgres_template) as url:
         yield url
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -147,6 +148,25 @@ async def wait_until_async(
     while not (answer := predicate()) and time.monotonic() < deadline:
         await asyncio.sleep(interval)
     return answer
+
+
+@contextlib.contextmanager
+def postgres_database(admin_url: str, prefix: str, template: str | None = None) -> Iterator[str]:
+    """A new PostgreSQL database (a copy of ``template`` when given), dropped afterwards."""
+    import psycopg
+
+    from judge_service.storage.db import dispose_engines
+
+    name = f"{prefix}{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"{copy}')
+    try:
+        yield f"{admin_url.rsplit('/', 1)[0]}/{name}"
+    finally:
+        dispose_engines()
+        with psycopg.connect(admin_url, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def free_port() -> int:

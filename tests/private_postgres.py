@@ -85,10 +85,17 @@ class PrivatePostgres:
         return self.url(name)
 
 
+#: The temporary folder as this module found it, before the suite moved TMPDIR under
+#: pytest's folder (tests/conftest.py).
+SYSTEM_TEMP = tempfile.gettempdir()
+
+
 @contextlib.contextmanager
 def private_postgres() -> Iterator[PrivatePostgres]:
     """An initialised, stopped server on a spare port; stopped and removed afterwards."""
-    root = Path(tempfile.mkdtemp(prefix="js-private-pg-"))
+    # in the system's temporary folder: the postgres user must reach it, and pytest's own
+    # folder (where TMPDIR points during the tests) is private to this user; removed below
+    root = Path(tempfile.mkdtemp(prefix="js-private-pg-", dir=SYSTEM_TEMP))
     server = PrivatePostgres(root, free_port())
     try:
         server.init()

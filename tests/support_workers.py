@@ -9,15 +9,12 @@ needs (``Fleet.scale``); ``start_together`` starts several processes at once.
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-import psycopg
-
-from judge_service.storage.db import dispose_engines, session_scope
+from judge_service.storage.db import session_scope
 from judge_service.storage.workers import live
 from tests.helpers import Process, Worker, wait_until
 
@@ -37,20 +34,6 @@ def start_together(*starts: Callable[[], P]) -> list[P]:
                 future.result().kill()
         raise failed
     return [f.result() for f in futures]
-
-
-@contextlib.contextmanager
-def postgres_copy(admin_url: str, template: str, prefix: str = "js_module_") -> Iterator[str]:
-    """A new PostgreSQL database copied from ``template`` (a migrated one), dropped at the end."""
-    name = f"{prefix}{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    try:
-        yield f"{admin_url.rsplit('/', 1)[0]}/{name}"
-    finally:
-        dispose_engines()
-        with psycopg.connect(admin_url, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def pool_pids(worker: Worker) -> set[int]:

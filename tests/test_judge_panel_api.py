@@ -10,13 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 
 from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import dispose_engines
 from tests.fakes import FakeOpenAIServer
-from tests.helpers import Server, service_env
+from tests.helpers import Server, postgres_database, service_env
 from tests.support_cli import run_in_process
 
 SAMPLES = [
@@ -37,15 +35,8 @@ def module_postgres_url(postgres_server: str, postgres_template: str) -> Iterato
     dropped at its end: a copy and a drop per test cost ~1 s. The tests share it safely:
     each posts its own batches (only an ``idempotency_key`` answers from an earlier batch,
     and the test that sends one makes it unique), and none counts what the database holds."""
-    name = f"js_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_server, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
-    try:
-        yield f"{postgres_server.rsplit('/', 1)[0]}/{name}"
-    finally:
-        dispose_engines()
-        with psycopg.connect(postgres_server, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database(postgres_server, "js_module_", postgres_template) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

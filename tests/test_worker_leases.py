@@ -33,9 +33,9 @@ from judge_service.worker.celery_app import QUEUE
 from judge_service.worker.dispatch import CeleryDispatcher
 from tests.conftest import REDIS, make_key
 from tests.fakes import FakeOpenAIServer
-from tests.helpers import Server, Worker, service_env, wait_until
+from tests.helpers import Server, Worker, postgres_database, service_env, wait_until
 from tests.review_support import RUBRIC, llm_judge, samples, wait_for_job
-from tests.support_workers import Fleet, pool_pids, postgres_copy
+from tests.support_workers import Fleet, pool_pids
 from trainer_bridge import RewardClient
 
 SLOW = [{"name": "slow_constant", "score": 0.5, "delay_s": 0.3}]
@@ -105,7 +105,7 @@ def service(
             admin, template = (
                 request.getfixturevalue(name) for name in ("postgres_server", "postgres_template")
             )
-            url = stack.enter_context(postgres_copy(admin, template))
+            url = stack.enter_context(postgres_database(admin, "js_module_", template))
         shared = Service(lease_env(url, BROKER_URL), folder)
         stack.callback(dispose_engines)
         stack.callback(shared.close)

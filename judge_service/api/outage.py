@@ -25,7 +25,11 @@ _last_logged = 0.0
 def _is_page(request: Request) -> bool:
     """Whether the route that failed is one of the HTML pages (review, runs)."""
     endpoint = getattr(request.scope.get("route"), "endpoint", None)
-    return getattr(endpoint, "__module__", "").startswith("judge_service.api.web.")
+    module = getattr(endpoint, "__module__", "")
+    # the shell's pages, and each feature's (``web_*.py``: sign-in, the run page)
+    return module.startswith("judge_service.api.web.") or module.rpartition(".")[2].startswith(
+        "web_"
+    )
 
 
 def _log(request: Request, reason: str) -> None:
