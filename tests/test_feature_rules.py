@@ -117,14 +117,21 @@ def test_the_rule_checker_flags_planted_imports(
     tmp_path: Path, name: str, source: str, caught: bool
 ) -> None:
     """The checker itself, on a planted module in a copy of the package's layout."""
-    package = tmp_path / "judge_service"
-    folder = package / "forge"
-    folder.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (folder / "__init__.py").write_text("")
-    (folder / name).write_text(source)
-    found = breaches(folder, "forge", names={package: "judge_service"})
+    package = plant(tmp_path, f"forge/{name}", source)
+    found = breaches(package / "forge", "forge", names={package: "judge_service"})
     assert bool(found) is caught, found
+
+
+def plant(root: Path, where: str, source: str) -> Path:
+    """A ``judge_service`` package under ``root`` holding one module, ``where``, of
+    ``source``; returns the package's folder."""
+    package = root / "judge_service"
+    module = package / where
+    module.parent.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (module.parent / "__init__.py").write_text("")
+    module.write_text(source)
+    return package
 
 
 # --- between features, and between the core and the features ------------------------------
@@ -188,11 +195,6 @@ def test_features_reach_into_each_other_and_the_core_into_them_only_as_allowed()
 def test_the_crossing_checker_flags_planted_imports(
     tmp_path: Path, where: str, source: str, caught: bool
 ) -> None:
-    package = tmp_path / "judge_service"
-    module = package / where
-    module.parent.mkdir(parents=True, exist_ok=True)
-    (package / "__init__.py").write_text("")
-    (module.parent / "__init__.py").write_text("")
-    module.write_text(source)
+    package = plant(tmp_path, where, source)
     found = crossings(package, {package: "judge_service"})
     assert bool(found) is caught, found
