@@ -7,29 +7,21 @@ why at the top of the answer, so a trainer sees "too slow for this deadline", no
 
 from __future__ import annotations
 
-from typing import Any
-
 from judge_service import wire
 from judge_service.judging.local_model import local_samples_per_s
 from judge_service.judging.names import LOCAL_JUDGE_NAME
-from judge_service.judging.panels import default_panel
+from judge_service.scoring.plan import BatchPlan
 from judge_service.scoring.web_batching import batch_timeout_s
 from judge_service.settings import Settings
 
 
-def _name(spec: Any) -> str:
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, dict):
-        return str(spec.get("name", ""))
-    return str(getattr(spec, "name", ""))
-
-
-def local_judge_warnings(request: wire.RewardRequest, *, settings: Settings) -> list[str]:
+def local_judge_warnings(
+    request: wire.RewardRequest, plan: BatchPlan, *, settings: Settings
+) -> list[str]:
     """A warning when the batch's local-judge calls need longer than its deadline at the
-    local judge's measured rate; no warning otherwise (and none without the local judge)."""
-    specs = request.judges or default_panel(settings)
-    local = sum(1 for spec in specs if _name(spec) == LOCAL_JUDGE_NAME)
+    local judge's measured rate; no warning otherwise (and none without the local judge).
+    The plan's panel is the request's, or the default one it resolved to."""
+    local = sum(1 for entry in plan.judges if entry.name == LOCAL_JUDGE_NAME)
     if not local:
         return []
     calls = local * len(request.samples)

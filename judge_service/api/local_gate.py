@@ -79,5 +79,5 @@ def require_local_judge(plan: BatchPlan, settings: Settings) -> None:
         f"once for this machine, {state.describe()}; retry in {retry} s, or name other "
         "judges (the deterministic ones score now)",
         retry_after_s=retry,
-        detail={"field": "judges", "local_judge": build.state().as_json()},
+        detail={"field": "judges", "local_judge": state.as_json()},
     )

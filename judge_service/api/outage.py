@@ -8,7 +8,7 @@ import logging
 import time
 
 from fastapi import Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy.exc import SQLAlchemyError
 
 from judge_service.api.web.pages import render
@@ -23,13 +23,9 @@ _last_logged = 0.0
 
 
 def _is_page(request: Request) -> bool:
-    """Whether the route that failed is one of the HTML pages (review, runs)."""
-    endpoint = getattr(request.scope.get("route"), "endpoint", None)
-    module = getattr(endpoint, "__module__", "")
-    # the shell's pages, and each feature's (``web_*.py``: sign-in, the run page)
-    return module.startswith("judge_service.api.web.") or module.rpartition(".")[2].startswith(
-        "web_"
-    )
+    """Whether the route that failed is one of the HTML pages (review, runs, sign-in): every
+    page route declares ``response_class=HTMLResponse``, wherever its module lives."""
+    return getattr(request.scope.get("route"), "response_class", None) is HTMLResponse
 
 
 def _log(request: Request, reason: str) -> None:

@@ -240,9 +240,10 @@ class LlamaServerBuild:
             self._thread.join(timeout)
 
     def _background(self, log_every_s: float, report: Callable[[str], None]) -> None:
+        done = threading.Event()
         reporter = threading.Thread(
             target=self._report,
-            args=(log_every_s, report),
+            args=(log_every_s, report, done),
             name="llama-build-progress",
             daemon=True,
         )
@@ -254,11 +255,11 @@ class LlamaServerBuild:
                 log.error("local judge: the llama-server build failed: %s", exc)
             return
         finally:
-            self._stopping.set()  # ends the reporter
+            done.set()
         log.info("local judge: llama-server is built (%s)", self.binary)
 
-    def _report(self, every_s: float, report: Callable[[str], None]) -> None:
-        while not self._stopping.wait(every_s):
+    def _report(self, every_s: float, report: Callable[[str], None], done: threading.Event) -> None:
+        while not done.wait(every_s):
             state = self.state()
             if state.status == "building":
                 report(f"local judge: llama-server {state.describe()}")

@@ -94,7 +94,7 @@ async def submit_and_wait(
     batching.check_unique_ids(body)
     plan = await _resolve_plan(body, state=state, project=scope.home)
     require_local_judge(plan, settings)
-    warnings = local_judge_warnings(body, settings=settings)
+    warnings = local_judge_warnings(body, plan, settings=settings)
     if warnings:  # stored with the batch: every answer of it (POST, polls, any replica) says so
         plan = plan.model_copy(update={"warnings": warnings})
 
