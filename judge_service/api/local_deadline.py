@@ -8,7 +8,7 @@ why at the top of the answer, so a trainer sees "too slow for this deadline", no
 from __future__ import annotations
 
 from judge_service import wire
-from judge_service.judging.local_model import local_samples_per_s
+from judge_service.judging.local_model import MEASURED_SAMPLES_PER_S
 from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.scoring.plan import BatchPlan
 from judge_service.scoring.web_batching import batch_timeout_s
@@ -25,7 +25,7 @@ def local_judge_warnings(
     if not local:
         return []
     calls = local * len(request.samples)
-    rate = local_samples_per_s(settings)
+    rate = MEASURED_SAMPLES_PER_S  # the same for a configured JS_LOCAL_MODEL_URL
     need_s, timeout_s = calls / rate, batch_timeout_s(request, settings=settings)
     if need_s <= timeout_s:
         return []

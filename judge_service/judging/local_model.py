@@ -52,17 +52,6 @@ def default_model_path() -> Path:
     return machine_build().model_path
 
 
-def llama_server_binary() -> Path | None:
-    """llama.cpp's ``llama-server`` for the local judge, if this machine has built it."""
-    build = machine_build()
-    return build.binary if build.ready() else None
-
-
-def local_samples_per_s(settings: Any) -> float:
-    """The local judge's measured rate (the same for a configured ``JS_LOCAL_MODEL_URL``)."""
-    return MEASURED_SAMPLES_PER_S
-
-
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
