@@ -128,8 +128,8 @@ def start_worker(env: dict[str, str], concurrency: int = 2, pool: str | None = N
 def _beating(env: dict[str, str]) -> bool:
     """A worker heartbeat is stored: the API takes work only then (else 503 ``no_worker``),
     and Celery's "ready." can come before the first beat."""
-    from judge_service.storage.db import session_scope
-    from judge_service.storage.workers import live
+    from judge_service.core.storage.db import session_scope
+    from judge_service.core.storage.workers import live
 
     with session_scope(env["JS_DATABASE_URL"]) as session:
         return bool(live(session=session, within_s=60))

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from judge_service.audit.cli import audit_lines, build_detectors
-from judge_service.registry import Registry
+from judge_service.core.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT / "data" / "sorh_dev.jsonl"

@@ -27,14 +27,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at r
 
 from bench.common import fake_judge_server
 from judge_service import wire
-from judge_service.api.app import tune_garbage_collector
+from judge_service.core.api.app import tune_garbage_collector
+from judge_service.core.registry import Registry
+from judge_service.core.settings import get_settings
+from judge_service.core.storage.db import session_scope, upgrade
 from judge_service.judging.client import get_client
-from judge_service.registry import Registry
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.job import score_batch
 from judge_service.scoring.web_batching import SAMPLES_IN, resolve_plan
-from judge_service.settings import get_settings
-from judge_service.storage.db import session_scope, upgrade
 
 #: A regular expression on file paths: the code this service is responsible for.
 OWN_CODE = r"/judge_service/|/plugins/(judges|aggregators)/"

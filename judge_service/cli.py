@@ -17,11 +17,11 @@ import typer
 
 from judge_service.access.cli import keys_app
 from judge_service.audit.cli import audit_command, detectors_app
-from judge_service.cli_common import CommandLine, project_name
+from judge_service.core.cli_common import CommandLine, project_name
+from judge_service.core.settings import get_settings
 from judge_service.forge.cli import forge_app
 from judge_service.rubrics.cli import rubrics_app
 from judge_service.runs.cli import report_command
-from judge_service.settings import get_settings
 
 app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
@@ -53,8 +53,8 @@ def _logging(level: str) -> None:
 def _upgrade(database_url: str, revision: str = "head") -> list[str]:
     """Migrate to ``revision``; at head, add the shipped seed rubrics the database lacks.
     Returns the refs of the rubrics added."""
+    from judge_service.core.storage.db import upgrade
     from judge_service.rubrics.store_seeds import seed_missing
-    from judge_service.storage.db import upgrade
 
     upgrade(database_url, revision)
     if revision != "head":
@@ -66,7 +66,7 @@ def _upgrade(database_url: str, revision: str = "head") -> list[str]:
 def db_upgrade(revision: str = "head") -> None:
     """Create or migrate the tables (Alembic) of JS_DATABASE_URL, then import the shipped
     rubrics that it does not have yet (an existing rubric is never changed)."""
-    from judge_service.storage.db import describe_url
+    from judge_service.core.storage.db import describe_url
 
     settings = get_settings()
     seeded = _upgrade(settings.database_url, revision)
@@ -82,7 +82,7 @@ def plugins() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from judge_service.registry import Registry
+    from judge_service.core.registry import Registry
 
     table = Table("kind", "name", "package", "target", "abilities", "status")
     for info in Registry().describe():
@@ -109,11 +109,11 @@ def serve(
     """Run the HTTP API (embedded executor when JS_BROKER_URL is unset)."""
     import uvicorn
 
-    from judge_service.api.app import create_app
-    from judge_service.api.edge import uvicorn_options
-    from judge_service.api.server import serve as serve_app
-    from judge_service.api.startup import DatabaseStartup
-    from judge_service.storage.db import describe_url
+    from judge_service.core.api.app import create_app
+    from judge_service.core.api.edge import uvicorn_options
+    from judge_service.core.api.server import serve as serve_app
+    from judge_service.core.api.startup import DatabaseStartup
+    from judge_service.core.storage.db import describe_url
 
     settings = get_settings()
     _logging(settings.log_level)
@@ -146,7 +146,10 @@ def serve(
         if run_migration is not None:  # once, here, not in every process
             DatabaseStartup(settings.database_url, [("the migration", run_migration)]).run()
         uvicorn.run(
-            "judge_service.api.app:app_from_environment", factory=True, workers=workers, **options
+            "judge_service.core.api.app:app_from_environment",
+            factory=True,
+            workers=workers,
+            **options,
         )
 
 
@@ -177,9 +180,9 @@ def worker(
     if metrics_port and pool == "prefork":
         # set before prometheus_client is imported: the processes share counters in files
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_folder()
-    from judge_service.api.app import tune_garbage_collector
+    from judge_service.core.api.app import tune_garbage_collector
+    from judge_service.core.worker.celery_app import QUEUE, make_worker
     from judge_service.judging.client import get_client
-    from judge_service.worker.celery_app import QUEUE, make_worker
 
     get_client(settings)  # import litellm and its tables before the start-up heap is frozen
     tune_garbage_collector()  # before the fork: the children share the frozen heap
@@ -280,7 +283,7 @@ def score(
 ) -> None:
     """Score a JSONL file through the API's pipeline (judges, then the hindsight audit and
     its penalty), with a progress bar and a summary that counts flagged samples."""
-    from judge_service.errors import JudgeServiceError
+    from judge_service.core.errors import JudgeServiceError
     from judge_service.scoring.job_offline import score_file
 
     project = None if project is None else project_name(project)

@@ -118,7 +118,7 @@ class FromSettings(ABC):
     @classmethod
     @abstractmethod
     def from_settings(cls, settings: Any) -> Any:
-        """An instance configured from ``settings`` (a ``judge_service.settings.Settings``)."""
+        """An instance configured from ``settings`` (a ``judge_service.core.settings.Settings``)."""
 
 
 #: Every optional ability by the name ``judge-service plugins`` lists, with the kinds of

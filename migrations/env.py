@@ -5,10 +5,10 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
+from judge_service.core.storage import worker_tables  # noqa: F401  (joins Base.metadata)
+from judge_service.core.storage.tables import Base
 from judge_service.forge import tables as forge_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.rubrics import tables as review_tables  # noqa: F401  (joins Base.metadata)
-from judge_service.storage import worker_tables  # noqa: F401  (joins Base.metadata)
-from judge_service.storage.tables import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 ${imports if imports else ""}
 
 revision: str = ${repr(up_revision)}

@@ -14,9 +14,9 @@ import redis
 from fastapi.testclient import TestClient
 
 from judge_service.access.store_keys import create_key
-from judge_service.api.app import create_app
-from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import (
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import Settings, get_settings
+from judge_service.core.storage.db import (
     get_engine,
     session_scope,
     sqlite_path,

@@ -155,7 +155,7 @@ def postgres_database(admin_url: str, prefix: str, template: str | None = None) 
     """A new PostgreSQL database (a copy of ``template`` when given), dropped afterwards."""
     import psycopg
 
-    from judge_service.storage.db import dispose_engines
+    from judge_service.core.storage.db import dispose_engines
 
     name = f"{prefix}{uuid.uuid4().hex[:12]}"
     copy = f' TEMPLATE "{template}"' if template else ""
@@ -305,8 +305,8 @@ class Worker(Process):
         503 ``no_worker``), and under load the first beat can come after "ready."."""
         if not self.database_url:
             return True
-        from judge_service.storage.db import session_scope
-        from judge_service.storage.workers import live
+        from judge_service.core.storage.db import session_scope
+        from judge_service.core.storage.workers import live
 
         children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
         with contextlib.suppress(Exception):  # not forked yet, or no schema yet: not beating

@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from judge_service.storage.db import session_scope
-from judge_service.storage.workers import live
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.workers import live
 from tests.helpers import Process, Worker, wait_until
 
 P = TypeVar("P", bound=Process)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from judge_service.contracts import Aggregator
-from judge_service.registry import PluginError, Registry
+from judge_service.core.registry import PluginError, Registry
 
 BUILTIN = ["mean", "median", "min", "majority", "trimmed_mean"]
 

@@ -8,8 +8,8 @@ import os
 import pytest
 from fastapi.testclient import TestClient
 
-from judge_service.api.app import create_app
-from judge_service.settings import Settings, get_settings
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import Settings, get_settings
 from tests.conftest import make_key
 
 
@@ -221,7 +221,7 @@ def test_body_over_the_limit_is_413(migrated_sqlite_url):
 
 async def test_scoring_routes_validate_the_body_the_guard_parsed():
     """The guard's parse is handed on: the route's request never reads the body again."""
-    from judge_service.api.body import PARSED_BODY, _ParsedBodyRequest
+    from judge_service.core.api.body import PARSED_BODY, _ParsedBodyRequest
 
     async def no_body():
         raise AssertionError("the body was read a second time")

@@ -8,7 +8,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from judge_service.settings import Settings
+from judge_service.core.settings import Settings
 
 
 @pytest.fixture
@@ -276,7 +276,7 @@ def test_compact_answer_leaves_out_judges_and_components_but_stores_them(client,
 def test_a_batch_reads_back_identically_after_a_restart(embedded_settings, keys):
     """Scored, then the embedded app stops and starts again on the same SQLite file:
     the batch reads back through the API as it was answered, and is not scored again."""
-    from judge_service.api.app import create_app
+    from judge_service.core.api.app import create_app
 
     body = {
         "samples": [
@@ -306,9 +306,9 @@ def test_a_batch_reads_back_identically_after_a_restart(embedded_settings, keys)
 def test_a_batch_too_big_for_the_local_judge_says_so(migrated_sqlite_url, fake_openai):
     """The local judge (here reached at JS_LOCAL_MODEL_URL, the fake standing in for its
     server) cannot score 30 samples in 5 s at its measured rate: the answer warns."""
-    from judge_service.api.app import create_app
-    from judge_service.judging.local_model import MEASURED_SAMPLES_PER_S
-    from judge_service.settings import get_settings
+    from judge_service.core.api.app import create_app
+    from judge_service.core.settings import get_settings
+    from judge_service.judging.names import MEASURED_SAMPLES_PER_S
     from tests.conftest import make_key
 
     settings = get_settings(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_service.registry import Registry
+from judge_service.core.registry import Registry
 from tests.helpers import DEV_SPLIT, JUDGE_SERVICE, service_env
 
 ROOT = Path(__file__).resolve().parents[1]

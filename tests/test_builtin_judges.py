@@ -11,8 +11,8 @@ import pytest
 
 from judge_service import wire
 from judge_service.contracts import JudgeContext
+from judge_service.core.registry import PluginError, Registry
 from judge_service.domain import Sample, SampleNotScorable
-from judge_service.registry import PluginError, Registry
 
 
 def judge(name: str, **options: Any) -> Any:

@@ -21,16 +21,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge_service.errors import ShuttingDown
-from judge_service.registry import Registry
+from judge_service.core.errors import ShuttingDown
+from judge_service.core.registry import Registry
+from judge_service.core.settings import get_settings
+from judge_service.core.storage import leases
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.tables import BatchRow
+from judge_service.core.storage.types import utcnow
+from judge_service.core.worker.inprocess import InProcessDispatcher
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.plan import BatchPlan, JudgeEntry
-from judge_service.settings import get_settings
-from judge_service.storage import leases
-from judge_service.storage.db import session_scope
-from judge_service.storage.tables import BatchRow
-from judge_service.storage.types import utcnow
-from judge_service.worker.inprocess import InProcessDispatcher
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, create_key, run_cli, service_env, wait_until
 

@@ -19,10 +19,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from judge_service.api.app import create_app
-from judge_service.settings import get_settings
-from judge_service.storage.db import dispose_engines, upgrade
-from judge_service.storage.outage import find_outage
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import get_settings
+from judge_service.core.storage.db import dispose_engines, upgrade
+from judge_service.core.storage.outage import find_outage
 from tests.conftest import make_key
 from tests.helpers import JUDGE_SERVICE, Server, free_port, service_env, wait_until
 from tests.private_postgres import PrivatePostgres, private_postgres

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from judge_service.contracts import Evidence
+from judge_service.core.registry import Registry
 from judge_service.domain import Sample
-from judge_service.registry import Registry
 
 REGISTRY = Registry()
 

@@ -12,8 +12,8 @@ import pytest
 
 from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
+from judge_service.core.registry import Registry
 from judge_service.domain import Finding, Sample
-from judge_service.registry import Registry
 
 REGISTRY = Registry()
 RULES = [

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from judge_service.contracts import Evidence
+from judge_service.core.registry import Registry
+from judge_service.core.settings import get_settings
 from judge_service.domain import Sample
 from judge_service.judging.client import ModelClient
-from judge_service.registry import Registry
-from judge_service.settings import get_settings
 from tests.fakes import FakeOpenAIServer, Reply
 
 HACK = "def solve(x):\n    return {3: 9, 4: 16}.get(x, 0)  # the checker's expected outputs"

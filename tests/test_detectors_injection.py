@@ -8,8 +8,8 @@ import pytest
 
 from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
+from judge_service.core.registry import Registry
 from judge_service.domain import Finding, Sample, Verdict
-from judge_service.registry import Registry
 
 REGISTRY = Registry()
 TEXT_DETECTORS = ["non_answer", "judge_injection", "metric_gaming", "learned"]

@@ -14,8 +14,8 @@ from sklearn.model_selection import GroupKFold
 
 from judge_service.audit.host import SEVERITY_WEIGHT, hack_score
 from judge_service.contracts import Evidence
+from judge_service.core.registry import Registry
 from judge_service.domain import Sample
-from judge_service.registry import Registry
 from tests.helpers import DEV_SPLIT
 
 REGISTRY = Registry()

@@ -11,8 +11,8 @@ import pytest
 
 from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
+from judge_service.core.registry import Registry
 from judge_service.domain import Sample
-from judge_service.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "data" / "agents" / "agent_trajectories.jsonl"

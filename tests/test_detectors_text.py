@@ -11,8 +11,8 @@ import pytest
 
 from judge_service.audit.host import hack_score
 from judge_service.contracts import Evidence
+from judge_service.core.registry import Registry
 from judge_service.domain import Finding, Sample
-from judge_service.registry import Registry
 from tests.helpers import DEV_SPLIT
 
 REGISTRY = Registry()

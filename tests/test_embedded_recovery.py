@@ -10,19 +10,19 @@ from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
 
-from judge_service.api.app import create_app
+from judge_service.core.api.app import create_app
+from judge_service.core.registry import Registry
+from judge_service.core.settings import get_settings
+from judge_service.core.storage import leases, workers
+from judge_service.core.storage.db import session_scope, upgrade
+from judge_service.core.storage.types import utcnow
+from judge_service.core.worker.inprocess import InProcessDispatcher
+from judge_service.core.worker.lease import Leases
+from judge_service.core.worker.liveness import Liveness
 from judge_service.forge import store as forge_store
-from judge_service.registry import Registry
 from judge_service.rubrics import store_mining as mining
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.plan import BatchPlan, JudgeEntry
-from judge_service.settings import get_settings
-from judge_service.storage import leases, workers
-from judge_service.storage.db import session_scope, upgrade
-from judge_service.storage.types import utcnow
-from judge_service.worker.inprocess import InProcessDispatcher
-from judge_service.worker.lease import Leases
-from judge_service.worker.liveness import Liveness
 
 #: Long enough that a sweep after the first needs 30 s of idling: only the first, run as
 #: the executor starts, can score a batch within the tests' deadlines.

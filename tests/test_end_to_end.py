@@ -152,8 +152,8 @@ def test_a_two_process_worker_scores_every_sample_exactly_once(
     is dropped (the batch is leased or done), and every sample ends with exactly one result.
     The worker's ``--metrics-port`` counts what its processes scored (the parent scores
     nothing)."""
-    from judge_service.settings import get_settings
-    from judge_service.worker.dispatch import CeleryDispatcher
+    from judge_service.core.settings import get_settings
+    from judge_service.core.worker.dispatch import CeleryDispatcher
     from tests.helpers import free_port
 
     key = create_key("trainer", env=celery_env, cwd=tmp_path)

@@ -16,12 +16,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import inspect, select, text
 from sqlalchemy.orm import Session
 
-from judge_service.api.app import create_app
-from judge_service.errors import EndpointRefused
+from judge_service.core.api.app import create_app
+from judge_service.core.errors import EndpointRefused
+from judge_service.core.settings import Settings, get_settings
+from judge_service.core.storage.db import get_engine
+from judge_service.core.storage.tables import BatchRow
 from judge_service.judging.endpoints import FREE_ENDPOINT_KEY, resolve_spec
-from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import get_engine
-from judge_service.storage.tables import BatchRow
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
 

@@ -10,13 +10,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from judge_service.api.enqueue import submit_or_undo
-from judge_service.errors import Unavailable
+from judge_service.core.api.enqueue import submit_or_undo
+from judge_service.core.errors import Unavailable
+from judge_service.core.settings import Settings
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.tables import BatchRow
 from judge_service.forge.tables import ForgeJobRow
 from judge_service.rubrics.tables import MiningJobRow
-from judge_service.settings import Settings
-from judge_service.storage.db import session_scope
-from judge_service.storage.tables import BatchRow
 from tests.forge_data import traces
 from tests.forge_support import JSONL
 from tests.review_support import RUBRIC, samples

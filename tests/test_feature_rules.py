@@ -27,7 +27,7 @@ FEATURES = ["forge", "access", "runs", "judging", "rubrics", "audit", "scoring"]
 #: What no pure module of a feature may import: the database, HTTP, the queue, models.
 IO = (
     "sqlalchemy", "fastapi", "starlette", "celery", "httpx", "aiohttp", "litellm",
-    "judge_service.storage", "judge_service.api", "judge_service.worker",
+    "judge_service.core.storage", "judge_service.core.api", "judge_service.core.worker",
     "judge_service.judging.client", "judge_service.judging.local_model",
 )  # fmt: skip
 #: What routes may not import: a model client, or a job (routes store and dispatch).
@@ -62,17 +62,22 @@ def forbidden(feature: str, part: str) -> tuple[str, ...]:
     if part == "pure":
         return (*IO, f"{own}.store", f"{own}.tables", *jobs_routes_cli)
     if part in ("store", "wire"):
-        return (*jobs_routes_cli, "judge_service.api", "judge_service.judging.client", "litellm")
+        return (
+            *jobs_routes_cli,
+            "judge_service.core.api",
+            "judge_service.judging.client",
+            "litellm",
+        )
     if part == "routes":
         return (*MODELS, f"{own}.job", f"{own}.cli")
     if part == "job":
-        return (f"{own}.routes", f"{own}.cli", "judge_service.api")
+        return (f"{own}.routes", f"{own}.cli", "judge_service.core.api")
     if part == "client":
         return (
             *jobs_routes_cli,
-            "judge_service.api",
-            "judge_service.storage",
-            "judge_service.worker",
+            "judge_service.core.api",
+            "judge_service.core.storage",
+            "judge_service.core.worker",
         )
     return ()
 
@@ -100,7 +105,7 @@ def test_a_feature_keeps_its_pure_part_storage_jobs_and_routes_apart(feature: st
 @pytest.mark.parametrize(
     ("name", "source", "caught"),
     [
-        ("goals.py", "from judge_service.storage import db\n", True),
+        ("goals.py", "from judge_service.core.storage import db\n", True),
         ("goals.py", "import sqlalchemy\n", True),
         ("goals.py", "from judge_service.forge import store\n", True),
         ("goals.py", "from judge_service.forge.job_asks import ask\n", True),
@@ -110,7 +115,7 @@ def test_a_feature_keeps_its_pure_part_storage_jobs_and_routes_apart(feature: st
         ("routes.py", "from judge_service.forge import store\n", False),
         ("store.py", "from judge_service.forge.job import run_forge\n", True),
         ("job.py", "from judge_service.forge import store, traces\n", False),
-        ("job.py", "from judge_service.api.deps import AnyKey\n", True),
+        ("job.py", "from judge_service.core.api.deps import AnyKey\n", True),
     ],
 )
 def test_the_rule_checker_flags_planted_imports(
@@ -138,12 +143,7 @@ def plant(root: Path, where: str, source: str) -> Path:
 
 #: The core's modules that wire the features in: the app mounts their routes, the CLI their
 #: commands, the queue their jobs.
-WIRING = {"api/app.py", "cli.py", "worker/celery_app.py", "worker/inprocess.py"}
-#: Jobs of one feature that another's job calls (the edges to remove, not to add to).
-JOB_TO_JOB = {
-    ("forge/job_review.py", "judge_service.rubrics.job_mining"),  # mine_with_model
-    ("scoring/job.py", "judge_service.rubrics.job_review_enqueue"),  # after a batch
-}
+WIRING = {"core/api/app.py", "cli.py", "core/worker/celery_app.py", "core/worker/inprocess.py"}
 
 
 def feature_of(module: str) -> str | None:
@@ -155,8 +155,8 @@ def feature_of(module: str) -> str | None:
 
 def crossings(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) -> list[str]:
     """Imports that break the rules between packages: a feature reaching into another
-    feature's routes, pages, commands or jobs (beyond ``JOB_TO_JOB``), and the core reaching
-    into a feature's commands or jobs outside ``WIRING``."""
+    feature's routes, pages, commands or jobs, and the core reaching
+    into a feature's routes, pages, commands or jobs outside ``WIRING``."""
     bad = []
     for path in python_files(package):
         where = path.relative_to(package).as_posix()
@@ -169,9 +169,8 @@ def crossings(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) ->
             part = role(Path(f"{parts[2]}.py"))
             target = ".".join(parts[:3])
             if home is not None and part in ("routes", "cli", "job"):
-                if part != "job" or (where, target) not in JOB_TO_JOB:
-                    bad.append(f"{where} (feature {home}) imports {target} ({part})")
-            elif home is None and part in ("cli", "job") and where not in WIRING:
+                bad.append(f"{where} (feature {home}) imports {target} ({part})")
+            elif home is None and part in ("routes", "cli", "job") and where not in WIRING:
                 bad.append(f"{where} (core) imports {target} ({part})")
     return sorted(set(bad))
 
@@ -187,8 +186,10 @@ def test_features_reach_into_each_other_and_the_core_into_them_only_as_allowed()
         ("forge/job.py", "from judge_service.rubrics.job_mining import mine_rubric\n", True),
         ("forge/job.py", "from judge_service.rubrics import mining, store\n", False),
         ("runs/routes.py", "from judge_service.forge.cli import forge_app\n", True),
-        ("storage/db.py", "from judge_service.scoring.job import score_batch\n", True),
-        ("storage/db.py", "from judge_service.scoring import store_batches\n", False),
+        ("core/storage/db.py", "from judge_service.scoring.job import score_batch\n", True),
+        ("core/storage/db.py", "from judge_service.scoring import store_batches\n", False),
+        ("core/api/health.py", "from judge_service.runs import web_pages\n", True),
+        ("core/api/app.py", "from judge_service.runs import web_pages\n", False),
         ("cli.py", "from judge_service.forge.cli import forge_app\n", False),
     ],
 )
@@ -197,4 +198,43 @@ def test_the_crossing_checker_flags_planted_imports(
 ) -> None:
     package = plant(tmp_path, where, source)
     found = crossings(package, {package: "judge_service"})
+    assert bool(found) is caught, found
+
+
+# --- the core's shape -----------------------------------------------------------------------
+
+#: The package root holds only the entry point and what code outside the service imports: the
+#: wire (trainers), the plugin contracts and the domain models (plugins).
+ROOT_MODULES = {"__init__.py", "cli.py", "wire.py", "contracts.py", "domain.py"}
+
+
+def stray_modules(package: Path = PACKAGE) -> list[str]:
+    """Modules at the package root that belong in the core or a feature, and folders that are
+    neither the core nor a feature (``templates`` holds no code)."""
+    found = [p.name for p in package.glob("*.py") if p.name not in ROOT_MODULES]
+    for folder in package.iterdir():
+        if folder.is_dir() and folder.name not in {"core", "templates", "__pycache__", *FEATURES}:
+            found.append(f"{folder.name}/")
+    return sorted(found)
+
+
+def test_the_package_root_holds_only_the_core_the_features_and_the_public_modules() -> None:
+    assert stray_modules() == []
+    assert (PACKAGE / "core").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "caught"),
+    [
+        ("metrics.py", "x = 1\n", True),
+        ("cli.py", "x = 1\n", False),
+        ("core/metrics.py", "x = 1\n", False),
+        ("storage/db.py", "x = 1\n", True),
+    ],
+)
+def test_the_root_checker_flags_planted_modules(
+    tmp_path: Path, where: str, source: str, caught: bool
+) -> None:
+    package = plant(tmp_path, where, source)
+    found = stray_modules(package)
     assert bool(found) is caught, found

@@ -346,9 +346,9 @@ def test_a_redelivered_job_writes_the_same_tasks_and_review_items_once(
 ):
     from sqlalchemy import update
 
+    from judge_service.core.storage.db import session_scope
     from judge_service.forge.job import run_forge
     from judge_service.forge.tables import ForgeJobRow
-    from judge_service.storage.db import session_scope
 
     job = forge(client, keys["reviewer"], "traces", jsonl(traces()), miner=script_miner(fake))
     before = count_state(client, keys["reviewer"])

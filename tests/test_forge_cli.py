@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from judge_service.settings import get_settings
+from judge_service.core.settings import get_settings
 from tests.fakes import FakeOpenAIServer
 from tests.forge_data import bot, trace, traces, user, write_jsonl
 from tests.forge_support import JSONL, spec, wait_job

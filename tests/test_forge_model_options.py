@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from judge_service.core.settings import Settings, get_settings
+from judge_service.core.storage.db import session_scope
 from judge_service.forge.wire import DocumentOptions, TraceOptions
 from judge_service.judging.client_options import model_options
 from judge_service.judging.endpoints import FREE_ENDPOINT_KEY
-from judge_service.settings import Settings, get_settings
-from judge_service.storage.db import session_scope
 from tests.fakes import FakeOpenAIServer
 from tests.forge_data import ALETSCH, BELL_ROCK, DOCUMENTS, traces
 from tests.forge_support import script_documents, spec, upload, wait_job

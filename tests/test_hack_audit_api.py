@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge_service.settings import Settings
+from judge_service.core.settings import Settings
 from tests.fakes import FakeOpenAIServer, Reply
 
 

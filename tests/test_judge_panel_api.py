@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge_service.settings import Settings, get_settings
+from judge_service.core.settings import Settings, get_settings
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, postgres_database, service_env
 from tests.support_cli import run_in_process
@@ -149,7 +149,7 @@ def test_openai_judge_reaches_its_server_through_the_standard_environment(
 ):
     from fastapi.testclient import TestClient
 
-    from judge_service.api.app import create_app
+    from judge_service.core.api.app import create_app
 
     monkeypatch.setenv("OPENAI_API_BASE", fake_openai.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")

@@ -11,10 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from judge_service.api.app import create_app
-from judge_service.settings import get_settings
-from judge_service.storage.db import session_scope
-from judge_service.storage.tables import ApiKeyRow, AuditRow
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import get_settings
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.tables import ApiKeyRow, AuditRow
 from tests.helpers import run_cli, service_env
 from tests.test_cli import run_raw
 from tests.test_projects import bearer

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import judge_service.judging.client as llm
+from judge_service.core.settings import get_settings
 from judge_service.judging.client import (
     InvalidReply,
     ModelCallError,
@@ -22,7 +23,6 @@ from judge_service.judging.client import (
 )
 from judge_service.judging.client_cache import MemoryCache, RedisCache
 from judge_service.judging.client_openai import endpoint
-from judge_service.settings import get_settings
 from tests.fakes import FakeOpenAIServer, free_port
 from tests.helpers import wait_until_async
 

@@ -10,9 +10,9 @@ from judge_service_plugins.judges.llm import LLMJudge
 from judge_service_plugins.judges.llm_prompts import neutralise, rubric_score
 
 from judge_service.contracts import GroupScorer, Judge, JudgeContext
+from judge_service.core.registry import Registry
 from judge_service.domain import Criterion, Rubric, Sample
 from judge_service.judging.client import ModelCallError, ModelClient, ModelTimeout
-from judge_service.registry import Registry
 from tests.fakes import FakeOpenAIServer
 
 RUBRIC = Rubric(

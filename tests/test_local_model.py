@@ -16,6 +16,7 @@ import pytest
 from judge_service_plugins.judges.llm import LLMJudge
 
 from judge_service.contracts import JudgeContext
+from judge_service.core.settings import get_settings
 from judge_service.domain import Criterion, Rubric, Sample
 from judge_service.judging.client import ModelClient
 from judge_service.judging.local_model import (
@@ -28,7 +29,6 @@ from judge_service.judging.local_model import (
     local_judge,
     stop_local_servers,
 )
-from judge_service.settings import get_settings
 from tests.helpers import wait_until
 
 SAMPLE = Sample(id="s1", prompt="What is 2 + 2?", completion="2 + 2 = 4", reference="4")

@@ -6,15 +6,15 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+from judge_service.core.settings import get_settings
+from judge_service.core.storage import lost_jobs
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.lost_jobs import LostJob
+from judge_service.core.storage.types import utcnow
+from judge_service.core.worker.lease import Leases
+from judge_service.core.worker.liveness import Liveness
 from judge_service.forge import store as forge_store
 from judge_service.rubrics import store_mining as mining
-from judge_service.settings import get_settings
-from judge_service.storage import lost_jobs
-from judge_service.storage.db import session_scope
-from judge_service.storage.lost_jobs import LostJob
-from judge_service.storage.types import utcnow
-from judge_service.worker.lease import Leases
-from judge_service.worker.liveness import Liveness
 
 QUIET_S = 10
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_service.settings import Settings
+from judge_service.core.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "judge_service"
@@ -103,7 +103,12 @@ def test_import_resolution_sees_the_real_imports() -> None:
 
 @pytest.mark.parametrize(
     ("module", "allowed"),
-    [("domain", ["judge_service.wire"]), ("wire", []), ("errors", []), ("settings", [])],
+    [
+        ("domain", ["judge_service.wire"]),
+        ("wire", []),
+        ("core/errors", []),
+        ("core/settings", []),
+    ],
 )
 def test_leaf_modules_import_nothing_of_the_package(module: str, allowed: list[str]) -> None:
     """The leaves import nothing of the package; the domain only the wire contract (an
@@ -156,15 +161,15 @@ API_FORBIDDEN = (
     "judge_service.rubrics.job_mining",
     "judge_service.scoring.job_result_writer",
     "judge_service.rubrics.job_review_enqueue",
-    "judge_service.worker.inprocess",
+    "judge_service.core.worker.inprocess",
     "judge_service.scoring.job_offline",
 )
 
 
 def test_the_api_imports_neither_the_pipeline_nor_the_worker_tasks_and_writers() -> None:
-    """Every module of ``judge_service.api`` and every feature's routes and pages, read with ast
-    (imports inside functions too)."""
-    http = python_files(PACKAGE / "api")
+    """Every module of ``judge_service.core.api`` and every feature's routes and pages, read with
+    ast (imports inside functions too)."""
+    http = python_files(PACKAGE / "core" / "api")
     http += [p for p in PACKAGE.glob("*/*.py") if p.stem.startswith(("routes", "web"))]
     bad = [
         f"{path.relative_to(ROOT)} imports {module}"
@@ -177,16 +182,16 @@ def test_the_api_imports_neither_the_pipeline_nor_the_worker_tasks_and_writers()
 
 def test_importing_the_api_loads_no_scoring_or_writing_module() -> None:
     """The same rule at run time, through every indirection: a fresh interpreter imports
-    every module of ``judge_service.api`` and the dispatcher, then lists what got loaded.
+    every module of ``judge_service.core.api`` and the dispatcher, then lists what got loaded.
     (The shared panel builder brings the pipeline's panel and consensus types, not the
     code that scores a batch.)"""
     import subprocess
     import sys
 
-    http = python_files(PACKAGE / "api")
+    http = python_files(PACKAGE / "core" / "api")
     http += [p for p in PACKAGE.glob("*/*.py") if p.stem.startswith(("routes", "web"))]
     modules = [module_name(path)[0] for path in http]
-    modules.append("judge_service.worker.dispatch")
+    modules.append("judge_service.core.worker.dispatch")
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
@@ -208,10 +213,10 @@ PLUGIN_RULE = {"judge_service.contracts", "judge_service.domain", "judge_service
 @pytest.mark.parametrize(
     ("source", "caught"),
     [
-        ("from judge_service.storage import db\n", True),
+        ("from judge_service.core.storage import db\n", True),
         ("import judge_service.scoring.evaluate\n", True),
         ("from judge_service import registry\n", True),
-        ("def f():\n    from judge_service.api import app\n", True),
+        ("def f():\n    from judge_service.core.api import app\n", True),
         ("from judge_service import domain, contracts\n", False),
         ("from judge_service.judging.client import ModelClient\n", False),
         ("from . import answers\nfrom ..aggregators import weighted\n", False),
@@ -321,9 +326,9 @@ def import_graph() -> dict[str, set[str]]:
 def test_judge_service_has_no_import_cycle() -> None:
     """A module that imports itself back works or fails by import order; none does."""
     graph = import_graph()
-    assert "judge_service.worker.batch_status" in graph["judge_service.worker.dispatch"]
+    assert "judge_service.core.worker.batch_status" in graph["judge_service.core.worker.dispatch"]
     # the dispatcher chooser's deferred import of the embedded executor is not a load edge
-    assert "judge_service.worker.inprocess" not in graph["judge_service.worker.dispatch"]
+    assert "judge_service.core.worker.inprocess" not in graph["judge_service.core.worker.dispatch"]
     cycles = []
     while True:
         try:

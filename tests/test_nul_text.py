@@ -11,11 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from judge_service.api.app import create_app
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import get_settings
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.tables import FindingRow, VerdictRow
 from judge_service.rubrics.job_review_enqueue import enqueue_review
-from judge_service.settings import get_settings
-from judge_service.storage.db import session_scope
-from judge_service.storage.tables import FindingRow, VerdictRow
 from tests.fakes import FakeOpenAIServer
 from tests.test_projects import bearer
 from tests.test_review_queue import flagged_batch

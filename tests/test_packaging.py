@@ -54,7 +54,7 @@ def test_the_wheel_holds_the_data_files_and_builds_without_warnings(tmp_path: Pa
     }
     shipped |= {
         f"judge_service/{p.relative_to(ROOT / 'judge_service')}"
-        for folder in ("templates", "api/web/templates")
+        for folder in ("templates", "core/api/web/templates")
         for p in (ROOT / "judge_service" / folder).iterdir()
         if p.is_file()
     }

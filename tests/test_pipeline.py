@@ -17,12 +17,12 @@ from pydantic import ValidationError
 from judge_service import wire
 from judge_service.audit.host import POLICIES, audit, hack_score
 from judge_service.contracts import Detector, Evidence
+from judge_service.core.errors import UnknownJudge
+from judge_service.core.registry import Registry
 from judge_service.domain import NO_USAGE, CallUsage, Finding, JudgeScore, Outcome, Sample, Verdict
-from judge_service.errors import UnknownJudge
 from judge_service.judging.consensus import Panel, agreement, decide
 from judge_service.judging.members import CallDeadline
 from judge_service.judging.panels import build_member, build_panel
-from judge_service.registry import Registry
 from judge_service.scoring.evaluate import Scoring, evaluate_batch, evaluate_sample
 from tests.helpers import wait_until_async
 

@@ -20,9 +20,9 @@ from judge_service.contracts import (
     UsesLLM,
     abilities_of,
 )
+from judge_service.core.registry import PluginError, Registry
 from judge_service.domain import Finding, JudgeScore, Sample
 from judge_service.judging.members import GroupScores, PanelMember
-from judge_service.registry import PluginError, Registry
 from tests.helpers import run_cli, service_env
 
 PLUGIN = """

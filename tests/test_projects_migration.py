@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from judge_service.settings import get_settings
-from judge_service.storage.db import dispose_engines, upgrade
+from judge_service.core.settings import get_settings
+from judge_service.core.storage.db import dispose_engines, upgrade
 
 NOW = "2026-11-30 12:00:00+00:00"
 
@@ -128,7 +128,7 @@ def test_downgrade_to_0006_and_up_again(old_url: str) -> None:
     upgrade(old_url)
     from alembic import command
 
-    from judge_service.storage.db import alembic_config
+    from judge_service.core.storage.db import alembic_config
 
     command.downgrade(alembic_config(old_url), "0006")
     dispose_engines()

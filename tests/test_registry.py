@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from judge_service.contracts import Aggregator, Detector, Judge
-from judge_service.errors import UnknownAggregator, UnknownJudge
+from judge_service.core.errors import UnknownAggregator, UnknownJudge
+from judge_service.core.registry import GROUPS, PluginError, PluginInfo, Registry
 from judge_service.judging.panels import build_panel
-from judge_service.registry import GROUPS, PluginError, PluginInfo, Registry
 from tests.helpers import run_cli, service_env
 
 BUILTIN_DIST = "judge-service"

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from judge_service.api.app import create_app
-from judge_service.settings import get_settings
-from judge_service.storage import audit
-from judge_service.storage.db import session_scope
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import get_settings
+from judge_service.core.storage import audit
+from judge_service.core.storage.db import session_scope
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, Worker, service_env

@@ -10,12 +10,12 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from judge_service.api.app import create_app
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import get_settings
+from judge_service.core.storage import audit
+from judge_service.core.storage.db import session_scope
 from judge_service.rubrics import files as rubric_files
 from judge_service.rubrics import store as rubrics
-from judge_service.settings import get_settings
-from judge_service.storage import audit
-from judge_service.storage.db import session_scope
 from tests.conftest import make_key
 from tests.helpers import JUDGE_SERVICE, run_cli, service_env
 from tests.review_support import RUBRIC

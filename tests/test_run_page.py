@@ -19,8 +19,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from judge_service.api.app import create_app
-from judge_service.settings import get_settings
+from judge_service.core.api.app import create_app
+from judge_service.core.settings import get_settings
 from tests.conftest import make_key
 from tests.helpers import JUDGE_SERVICE, run_cli, service_env
 from tests.test_hack_audit_api import HONEST, INJECTION
@@ -247,7 +247,9 @@ def test_the_report_command_writes_the_same_page(
 
 def database_url_of(env: dict[str, str], cwd: Path) -> str:
     """The database URL the commands will use with ``env`` in ``cwd``, made absolute."""
-    code = "from judge_service.settings import get_settings; print(get_settings().database_url)"
+    code = (
+        "from judge_service.core.settings import get_settings; print(get_settings().database_url)"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, check=True
     )

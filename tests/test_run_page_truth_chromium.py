@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from fastapi.testclient import TestClient
 from playwright.sync_api import Page, sync_playwright
 
-from judge_service.api.web.pages import render_text
+from judge_service.core.api.web.pages import render_text
 from tests.conftest import ROOT
 from tests.test_review_page import ARGS, CHROMIUM
 from tests.test_run_page_truth import KINDS, stored_run

@@ -10,8 +10,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 from pydantic import ValidationError
 
-import judge_service.settings as settings_module
-from judge_service.settings import Settings, get_settings
+import judge_service.core.settings as settings_module
+from judge_service.core.settings import Settings, get_settings
 
 
 @pytest.fixture
@@ -121,10 +121,10 @@ def test_no_settings_instance_at_module_level() -> None:
 @pytest.mark.parametrize(
     "module",
     [
-        "judge_service.settings",
+        "judge_service.core.settings",
         "judge_service.cli",
-        "judge_service.api.app",
-        "judge_service.worker.celery_app",
+        "judge_service.core.api.app",
+        "judge_service.core.worker.celery_app",
         "judge_service.scoring.evaluate",
     ],
 )
@@ -134,7 +134,7 @@ def test_importing_reads_no_settings(module: str, tmp_path: Path) -> None:
     env.update(JS_MAX_BODY_MB="not-a-number", JS_SAMPLE_CONCURRENCY="-5")
     code = (
         f"import {module}\n"
-        "from judge_service.settings import get_settings\n"
+        "from judge_service.core.settings import get_settings\n"
         "try:\n"
         "    get_settings()\n"
         "except Exception:\n"
@@ -155,7 +155,7 @@ def test_importing_reads_no_settings(module: str, tmp_path: Path) -> None:
 
 
 def test_default_judges_take_a_json_list_of_spec_objects(monkeypatch):
-    from judge_service.settings import get_settings
+    from judge_service.core.settings import get_settings
 
     spec = '[{"name": "hosted_vllm/q", "api_base": "http://gpu:8000/v1"}, "reference_match"]'
     monkeypatch.setenv("JS_DEFAULT_JUDGES", spec)

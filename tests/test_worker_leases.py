@@ -26,11 +26,11 @@ import httpx
 import pytest
 import redis
 
-from judge_service.settings import get_settings
-from judge_service.storage import leases
-from judge_service.storage.db import dispose_engines, session_scope
-from judge_service.worker.celery_app import QUEUE
-from judge_service.worker.dispatch import CeleryDispatcher
+from judge_service.core.settings import get_settings
+from judge_service.core.storage import leases
+from judge_service.core.storage.db import dispose_engines, session_scope
+from judge_service.core.worker.celery_app import QUEUE
+from judge_service.core.worker.dispatch import CeleryDispatcher
 from tests.conftest import REDIS, make_key
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, Worker, postgres_database, service_env, wait_until

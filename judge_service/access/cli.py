@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import project_name, ready_settings
+from judge_service.core.cli_common import project_name, ready_settings
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
 
@@ -30,9 +30,9 @@ def keys_create(
     """Create an API key of a project. The key is printed once, alone on the last line."""
     from judge_service.access.projects import ALL, DEFAULT
     from judge_service.access.store_keys import any_key, create_key
+    from judge_service.core.storage import audit
+    from judge_service.core.storage.db import session_scope
     from judge_service.rubrics.store_seeds import seed_project
-    from judge_service.storage import audit
-    from judge_service.storage.db import session_scope
 
     if role not in ("trainer", "reviewer", "admin"):
         raise typer.BadParameter("role must be trainer, reviewer or admin", param_hint="--role")
@@ -77,7 +77,7 @@ def keys_list(
     from rich.table import Table
 
     from judge_service.access.store_keys import list_keys
-    from judge_service.storage.db import session_scope
+    from judge_service.core.storage.db import session_scope
 
     project = None if project is None else project_name(project)
     settings = ready_settings()
@@ -96,8 +96,8 @@ def keys_list(
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (`keys list`)")]) -> None:
     """Revoke a key: the API refuses it (within JS_KEY_CACHE_S), and its web sessions end."""
     from judge_service.access.store_keys import revoke_key
-    from judge_service.storage import audit
-    from judge_service.storage.db import session_scope
+    from judge_service.core.storage import audit
+    from judge_service.core.storage.db import session_scope
 
     settings = ready_settings()
     with session_scope(settings.database_url) as session:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from judge_service.errors import Forbidden, ValidationFailed
+from judge_service.core.errors import Forbidden, ValidationFailed
 
 DEFAULT = "default"
 #: The project of admin keys made for every project.

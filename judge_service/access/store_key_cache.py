@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from judge_service.access.store_keys import hash_key
-from judge_service.storage.tables import ApiKeyRow
+from judge_service.core.storage.tables import ApiKeyRow
 
 #: More distinct keys than any deployment uses within a few seconds; past it, start over.
 MAX_KEYS = 1024

@@ -8,8 +8,8 @@ import secrets
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from judge_service.storage.tables import ApiKeyRow
-from judge_service.storage.types import utcnow
+from judge_service.core.storage.tables import ApiKeyRow
+from judge_service.core.storage.types import utcnow
 
 
 def hash_key(key: str) -> str:

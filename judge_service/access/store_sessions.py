@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
-from judge_service.storage.tables import ApiKeyRow, WebSessionRow
-from judge_service.storage.types import utcnow
+from judge_service.core.storage.tables import ApiKeyRow, WebSessionRow
+from judge_service.core.storage.types import utcnow
 
 #: Marks a cookie value as a session token (never an API key, which starts ``js_``).
 PREFIX = "jss2."

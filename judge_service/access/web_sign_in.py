@@ -12,9 +12,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from judge_service.access import store_sessions as web_sessions
 from judge_service.access.store_keys import find_key
-from judge_service.access.web_session import clear_cookie, csrf_ok, set_cookie
-from judge_service.api.deps import SessionDep
-from judge_service.api.web.pages import (
+from judge_service.core.api.deps import SessionDep
+from judge_service.core.api.web.pages import (
     REVIEWERS,
     FormDep,
     FormRefused,
@@ -24,7 +23,8 @@ from judge_service.api.web.pages import (
     render,
     viewer,
 )
-from judge_service.storage import audit
+from judge_service.core.api.web.session import clear_cookie, csrf_ok, set_cookie
+from judge_service.core.storage import audit
 
 router = APIRouter(include_in_schema=False)
 

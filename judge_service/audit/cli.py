@@ -70,7 +70,7 @@ def build_detectors(*, no_llm: bool) -> tuple[list[Any], list[str]]:
     """Every installed detector that loads (``UsesLLM`` ones left out with ``no_llm``); a
     ``FromSettings`` one is built from the settings."""
     from judge_service.contracts import FromSettings, UsesLLM
-    from judge_service.registry import PluginError, Registry
+    from judge_service.core.registry import PluginError, Registry
 
     registry = Registry()
     detectors: list[Any] = []
@@ -82,7 +82,7 @@ def build_detectors(*, no_llm: bool) -> tuple[list[Any], list[str]]:
                 skipped.append(f"{name}: calls a model (--no-llm)")
                 continue
             if issubclass(cls, FromSettings):
-                from judge_service.settings import get_settings
+                from judge_service.core.settings import get_settings
 
                 detectors.append(cls.from_settings(get_settings()))
             else:
@@ -172,9 +172,9 @@ def audit_command(
 
 def review_rows(settings: Any) -> list[dict[str, Any]]:
     """Reviewed suspected hacks as training rows: confirmed ones label 1, rejected ones 0."""
+    from judge_service.core.storage.db import session_scope
     from judge_service.domain import Sample
     from judge_service.rubrics.store_review import list_known_hacks
-    from judge_service.storage.db import session_scope
 
     rows = []
     with session_scope(settings.database_url) as session:
@@ -234,7 +234,7 @@ def train(
     ] = False,
 ) -> None:
     """Train the learned detector's heads; prints GroupKFold AUROC (by group_id), saves them."""
-    from judge_service.registry import PluginError, Registry
+    from judge_service.core.registry import PluginError, Registry
 
     try:
         learned = Registry().load("detectors", "learned")
@@ -250,7 +250,7 @@ def train(
             except ValueError:
                 bad += 1
     if with_review:
-        from judge_service.settings import get_settings
+        from judge_service.core.settings import get_settings
 
         reviewed = review_rows(get_settings())
         typer.echo(f"{len(reviewed)} reviewed rollouts from the review queue")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from judge_service.contracts import Detector, UsesLLM
-from judge_service.errors import ValidationFailed
-from judge_service.registry import PluginError, Registry
-from judge_service.settings import Settings
+from judge_service.core.errors import ValidationFailed
+from judge_service.core.registry import PluginError, Registry
+from judge_service.core.settings import Settings
 
 HINDSIGHT = "llm_hindsight"
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ValidationError
 
-from judge_service.cli_common import project_name
-from judge_service.settings import Settings, get_settings
+from judge_service.core.cli_common import project_name
+from judge_service.core.settings import Settings, get_settings
 
 forge_app = typer.Typer(no_args_is_help=True, help="Tasks from production traces and documents.")
 
@@ -64,11 +64,11 @@ def _run(
     *,
     as_json: bool = True,
 ) -> None:
+    from judge_service.core.storage import audit
+    from judge_service.core.storage.db import session_scope
     from judge_service.forge import store as forge_store
     from judge_service.forge.inputs import ForgeInputError
     from judge_service.forge.job import run_forge
-    from judge_service.storage import audit
-    from judge_service.storage.db import session_scope
 
     try:
         parse(text)
@@ -218,11 +218,11 @@ def export(
     ] = None,
 ) -> None:
     """Write approved tasks (prompt, reference, task_id, ...) as JSONL."""
+    from judge_service.core.storage.db import session_scope
     from judge_service.forge import store as forge_store
     from judge_service.forge.export import record
     from judge_service.forge.store_runs import apply_run_tiers
     from judge_service.forge.tiers import TIERS
-    from judge_service.storage.db import session_scope
 
     if tier is not None and tier not in TIERS:
         raise _fail(f"--tier must be one of {', '.join(TIERS)}")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from judge_service import json_depth
+from judge_service.core import json_depth
 
 
 class ForgeInputError(ValueError):

@@ -12,13 +12,13 @@ import logging
 from functools import partial
 from typing import Any
 
+from judge_service.core.settings import Settings
+from judge_service.core.storage.db import session_scope
 from judge_service.forge import store as forge_store
 from judge_service.forge.documents import parse_documents
 from judge_service.forge.job_documents import forge_documents
 from judge_service.forge.job_review import enqueue_family
 from judge_service.forge.job_traces import traces_job
-from judge_service.settings import Settings
-from judge_service.storage.db import session_scope
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from judge_service.core.settings import Settings
 from judge_service.judging.client import get_client
 from judge_service.judging.client_options import model_options
-from judge_service.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from judge_service.core.settings import Settings
 from judge_service.domain import CallUsage
 from judge_service.forge.documents import DEFAULT_CHUNK_CHARS, Document, chunk
 from judge_service.forge.similar import families
 from judge_service.forge.synthesis import REASONS, GapBand, SynthesisResult, synthesise
 from judge_service.judging.client import get_client
 from judge_service.judging.client_options import model_options, model_spec
-from judge_service.settings import Settings
 
 SOLVER_TEMPERATURE = 1.0
 

@@ -13,15 +13,15 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from judge_service.core.settings import Settings
 from judge_service.domain import Outcome, Sample
 from judge_service.forge.tables import ForgeJobRow, TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceFamily
 from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_review as review
+from judge_service.rubrics.client_mining import mine_with_model
 from judge_service.rubrics.evidence import rollout_evidence
-from judge_service.rubrics.job_mining import mine_with_model
 from judge_service.rubrics.mining import MiningRollout
-from judge_service.settings import Settings
 
 log = logging.getLogger(__name__)
 

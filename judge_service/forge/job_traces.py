@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from judge_service.core.settings import Settings
 from judge_service.forge import store as forge_store
 from judge_service.forge import store_seen
 from judge_service.forge.embed import get_embedder
@@ -21,7 +22,6 @@ from judge_service.forge.tables import TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceForge, TraceTask, forge_traces
 from judge_service.forge.traces import Trace, parse_traces
 from judge_service.judging.client_options import default_model
-from judge_service.settings import Settings
 
 
 def mining_skipped(options: dict[str, Any], settings: Settings) -> str | None:

@@ -16,12 +16,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from judge_service import json_depth
-from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
-from judge_service.api.enqueue import submit_or_undo
-from judge_service.api.error_docs import errors
-from judge_service.api.worker_gate import WorkerAlive
-from judge_service.errors import NotFound, ValidationFailed
+from judge_service.core import json_depth
+from judge_service.core.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.core.api.enqueue import submit_or_undo
+from judge_service.core.api.error_docs import errors
+from judge_service.core.api.worker_gate import WorkerAlive
+from judge_service.core.errors import NotFound, ValidationFailed
+from judge_service.core.settings import Settings
+from judge_service.core.storage import audit
+from judge_service.core.worker.task_names import FORGE_TASK
 from judge_service.forge import store as forge_store
 from judge_service.forge import wire as forge_wire
 from judge_service.forge.documents import parse_documents
@@ -29,10 +32,7 @@ from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
 from judge_service.forge.traces import parse_traces
 from judge_service.judging.endpoints import check_spec, check_specs
-from judge_service.settings import Settings
-from judge_service.storage import audit
 from judge_service.wire import DbInt
-from judge_service.worker.task_names import FORGE_TASK
 
 router = APIRouter(prefix="/v1", tags=["forge"])
 SPEC_OPTIONS = ("miner", "generator", "solver", "verifiers")

@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.types import safe_text, utcnow
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
-from judge_service.storage.types import safe_text, utcnow
 
 FAMILY_STATUS = {"approve": "approved", "reject": "retired"}
 

@@ -7,9 +7,9 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.tables import BatchRow, ResultRow, SampleRow
 from judge_service.forge.store import store_tiers
 from judge_service.forge.tiers import ScoredSample, TaskStats, task_stats, tier_shares
-from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
 
 
 def _of_run(run_id: str, project: str | None) -> ColumnElement[bool]:

@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
-from judge_service.storage.tables import Base
-from judge_service.storage.types import AsciiJSON, UTCDateTime, utcnow
+from judge_service.core.storage.tables import Base
+from judge_service.core.storage.types import AsciiJSON, UTCDateTime, utcnow
 
 
 class ForgeJobRow(Base):

@@ -395,7 +395,7 @@ _CLIENTS_LOCK = threading.Lock()
 def get_client(settings: Any = None) -> ModelClient:
     """The shared client for these settings (cache, limits, transport), built on first use."""
     if settings is None:
-        from judge_service.settings import get_settings
+        from judge_service.core.settings import get_settings
 
         settings = get_settings()
     key = (

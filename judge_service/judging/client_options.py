@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge_service.errors import EndpointRefused
+from judge_service.core.errors import EndpointRefused
+from judge_service.core.settings import Settings
 from judge_service.judging.endpoints import resolve_spec
 from judge_service.judging.local_model import LocalModelUnavailable, local_judge
 from judge_service.judging.names import LOCAL_JUDGE_NAME
-from judge_service.settings import Settings
 from judge_service.wire import spec_object
 
 CALL_OPTIONS = ("api_base", "api_key", "response_format_kind", "free", "timeout_s")

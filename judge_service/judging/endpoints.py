@@ -13,8 +13,8 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import Any
 
-from judge_service.errors import EndpointRefused
-from judge_service.settings import EndpointConfig, Settings
+from judge_service.core.errors import EndpointRefused
+from judge_service.core.settings import EndpointConfig, Settings
 
 #: Sent to a free ``api_base`` as its key, so that no key of this process's environment
 #: (``OPENAI_API_KEY``) ever goes to an address a client chose.

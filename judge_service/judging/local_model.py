@@ -36,9 +36,6 @@ log = logging.getLogger(__name__)
 
 #: Slots of llama-server: requests decoded together (continuous batching).
 LOCAL_PARALLEL = 4
-#: Samples per second of the local judge (llama-server, LOCAL_PARALLEL slots), measured with
-#: ``bench/local_judge.py`` on a shared, busy 2-core machine (docs/benchmarks.md).
-MEASURED_SAMPLES_PER_S = 0.11
 _PR_SET_PDEATHSIG = 1
 
 

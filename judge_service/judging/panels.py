@@ -13,12 +13,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from judge_service.errors import UnknownAggregator, UnknownJudge
+from judge_service.core.errors import UnknownAggregator, UnknownJudge
+from judge_service.core.registry import PluginError, Registry
+from judge_service.core.settings import Settings
 from judge_service.judging.consensus import Panel
 from judge_service.judging.members import PanelMember
 from judge_service.judging.names import LOCAL_JUDGE_NAME
-from judge_service.registry import PluginError, Registry
-from judge_service.settings import Settings
 
 LLM_PLUGIN = "llm"
 

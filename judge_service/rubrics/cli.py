@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import project_name, ready_settings
+from judge_service.core.cli_common import project_name, ready_settings
 
 rubrics_app = typer.Typer(no_args_is_help=True, help="Rubrics: versioned yes/no checklists.")
 
@@ -26,9 +26,9 @@ def import_rubrics(
 ) -> None:
     """Load rubric files as versions: new names get version 1, changed criteria or prompts
     the next version, and a file equal to the active version changes nothing."""
+    from judge_service.core.storage.db import session_scope
     from judge_service.rubrics import files as rubric_files
     from judge_service.rubrics.store_seeds import import_files
-    from judge_service.storage.db import session_scope
 
     project = project_name(project)
     try:
@@ -48,8 +48,8 @@ def import_rubrics(
 @rubrics_app.command("list")
 def list_rubrics(project: Project = "default") -> None:
     """Every rubric of the project with its active version."""
+    from judge_service.core.storage.db import session_scope
     from judge_service.rubrics import store as rubrics
-    from judge_service.storage.db import session_scope
 
     with session_scope(ready_settings().database_url) as session:
         for summary in rubrics.list_rubrics(session=session, project=project_name(project)):
@@ -66,8 +66,8 @@ def show_rubric(
     project: Project = "default",
 ) -> None:
     """A rubric version as JSON."""
+    from judge_service.core.storage.db import session_scope
     from judge_service.rubrics import store as rubrics
-    from judge_service.storage.db import session_scope
 
     with session_scope(ready_settings().database_url) as session:
         row = rubrics.get_version(

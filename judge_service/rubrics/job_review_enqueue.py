@@ -7,13 +7,15 @@ problem here is logged, the rewards stand.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
+from judge_service.core.settings import Settings
+from judge_service.core.storage.db import session_scope
 from judge_service.rubrics import store_review as review
 from judge_service.rubrics.evidence import rollout_evidence
 from judge_service.rubrics.queue_policy import QueuePolicy, select
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.store_rollouts import batch_rollouts
-from judge_service.storage.db import session_scope
 
 log = logging.getLogger(__name__)
 
@@ -59,3 +61,12 @@ def enqueue_review(batch_id: str, *, database_url: str, policy: QueuePolicy | No
     except Exception:  # review is a side channel: it must never fail scoring
         log.exception("could not queue review items for batch %s", batch_id)
         return 0
+
+
+def review_after_batch(settings: Settings) -> Callable[[str], None]:
+    """What a worker runs once it has scored a batch (``score_batch``'s ``after_scored``)."""
+
+    def after_scored(batch_id: str) -> None:
+        enqueue_review(batch_id, database_url=settings.database_url)
+
+    return after_scored

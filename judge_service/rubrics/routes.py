@@ -12,11 +12,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from judge_service import wire
-from judge_service.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, SessionDep
-from judge_service.api.enqueue import submit_or_undo
-from judge_service.api.error_docs import errors
-from judge_service.api.worker_gate import WorkerAlive
-from judge_service.errors import Conflict, NotFound, ValidationFailed
+from judge_service.core.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.core.api.enqueue import submit_or_undo
+from judge_service.core.api.error_docs import errors
+from judge_service.core.api.worker_gate import WorkerAlive
+from judge_service.core.errors import Conflict, NotFound, ValidationFailed
+from judge_service.core.settings import Settings
+from judge_service.core.storage import audit
+from judge_service.core.worker.task_names import MINE_TASK
 from judge_service.judging.endpoints import check_spec
 from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.rubrics import store as rubrics
@@ -24,9 +27,6 @@ from judge_service.rubrics import store_mining as mining
 from judge_service.rubrics import wire as wire_review
 from judge_service.rubrics.tables import MiningJobRow, RubricVersionRow
 from judge_service.scoring.store_rollouts import run_exists
-from judge_service.settings import Settings
-from judge_service.storage import audit
-from judge_service.worker.task_names import MINE_TASK
 
 router = APIRouter(prefix="/v1", tags=["rubrics"])
 

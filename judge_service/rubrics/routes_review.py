@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from judge_service.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
-from judge_service.api.error_docs import errors
+from judge_service.core.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
+from judge_service.core.api.error_docs import errors
 from judge_service.rubrics import store_review as review
 from judge_service.rubrics import web_reviewing as reviewing
 from judge_service.rubrics import wire as wire_review

@@ -12,9 +12,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
-
 THRESHOLD = 0.45
 _STEM = re.compile(
     r"^\s*(?:did|does|do|is|was|has|have|will|can)\s+(?:the\s+)?"
@@ -46,6 +43,10 @@ def deduplicate(
     """
     if not candidates:
         return [], []
+    # imported here: sklearn takes ~1.4 s to import, and the app imports this module at start
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
     texts = [normalise(t) for t in [*existing, *candidates]]
     try:
         vectors = TfidfVectorizer(

@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.types import utcnow
+from judge_service.core.storage.upsert import insert_or_ignore
 from judge_service.domain import Rubric
 from judge_service.rubrics.tables import RubricVersionRow
-from judge_service.storage.types import utcnow
-from judge_service.storage.upsert import insert_or_ignore
 
 APPROVED = "approved"
 DEFAULT = "default"  # the project of rows made before projects, and of keys made without one

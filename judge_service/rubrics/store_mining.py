@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.types import safe_text, utcnow
 from judge_service.rubrics.tables import MiningJobRow
-from judge_service.storage.types import safe_text, utcnow
 
 
 def create_job(

@@ -6,14 +6,14 @@ Resolved when the batch is accepted and frozen into its plan, so the batch score
 
 from __future__ import annotations
 
+from judge_service.core.errors import UnknownRubric
+from judge_service.core.settings import Settings
+from judge_service.core.storage.db import session_scope
 from judge_service.domain import Rubric
-from judge_service.errors import UnknownRubric
 from judge_service.rubrics import store as rubrics
+from judge_service.rubrics import store_labels as labels
 from judge_service.runs.agreement import calibration_map
 from judge_service.scoring.plan import CalibrationMap
-from judge_service.settings import Settings
-from judge_service.storage import labels
-from judge_service.storage.db import session_scope
 
 
 def resolve_rubric(ref: str, *, settings: Settings, project: str) -> Rubric:

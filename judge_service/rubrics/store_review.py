@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import select, true, update
 from sqlalchemy.orm import Session, selectinload
 
+from judge_service.core.storage.types import utcnow
+from judge_service.core.storage.upsert import insert_or_ignore
 from judge_service.rubrics.tables import KnownHackRow, ReviewDecisionRow, ReviewItemRow
-from judge_service.storage.types import utcnow
-from judge_service.storage.upsert import insert_or_ignore
 
 PENDING = "pending"
 STATUS_OF = {"approve": "approved", "reject": "rejected", "edit": "edited"}

@@ -22,8 +22,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from judge_service.storage.tables import Base
-from judge_service.storage.types import AsciiJSON, UTCDateTime, utcnow
+from judge_service.core.storage.tables import Base
+from judge_service.core.storage.types import AsciiJSON, UTCDateTime, utcnow
 
 
 class RubricVersionRow(Base):

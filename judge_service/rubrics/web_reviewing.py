@@ -9,16 +9,17 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from judge_service.access.projects import Scope
-from judge_service.errors import Conflict, NotFound, ValidationFailed
+from judge_service.core.errors import Conflict, NotFound, ValidationFailed
+from judge_service.core.storage import audit
+from judge_service.core.storage.tables import ApiKeyRow, BatchRow, SampleRow
 from judge_service.forge import store as forge_store
 from judge_service.rubrics import store as rubrics
+from judge_service.rubrics import store_labels as labels
 from judge_service.rubrics import store_review as review
 from judge_service.rubrics import wire as wire_review
 from judge_service.rubrics.decisions import DecisionError, next_criteria
 from judge_service.rubrics.tables import ReviewItemRow
 from judge_service.scoring.store_rollouts import find_sample
-from judge_service.storage import audit, labels
-from judge_service.storage.tables import ApiKeyRow, BatchRow, SampleRow
 
 
 def to_wire(row: ReviewItemRow) -> wire_review.ReviewItem:

@@ -14,10 +14,6 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from scipy.stats import spearmanr
-from sklearn.isotonic import IsotonicRegression
-from sklearn.metrics import cohen_kappa_score
-
 THRESHOLD = 0.5
 MIN_LABELS_FOR_CALIBRATION = 10
 
@@ -45,6 +41,8 @@ def calibration_map(
     """The isotonic map's knots ``(x, y)``; None with too few labels or only one class."""
     if len(scores) < min_labels or len(set(good)) < 2:
         return None
+    from sklearn.isotonic import IsotonicRegression  # ~1.5 s to import: not at the app's start
+
     model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
     model.fit(list(scores), [1.0 if g else 0.0 for g in good])
     xs = [round(float(x), 6) for x in model.X_thresholds_]
@@ -60,6 +58,10 @@ def figures(
     good = [g for _, g in pairs]
     kappa = rho = p = None
     if len(pairs) >= 2:
+        # scipy and sklearn take ~1.5 s to import: here, not when the app starts
+        from scipy.stats import spearmanr
+        from sklearn.metrics import cohen_kappa_score
+
         with warnings.catch_warnings():  # constant inputs: undefined, reported as None
             warnings.simplefilter("ignore")
             verdicts = [s >= threshold for s in scores]

@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from judge_service.cli_common import project_name
-from judge_service.settings import get_settings
+from judge_service.core.cli_common import project_name
+from judge_service.core.settings import get_settings
 
 
 def report_command(
@@ -29,8 +29,8 @@ def report_command(
     """Write a run's page (plots, alarms, flagged rollouts) to an HTML file."""
     from sqlalchemy.exc import DatabaseError
 
+    from judge_service.core.storage.db import session_scope
     from judge_service.runs.web_view import run_page
-    from judge_service.storage.db import session_scope
 
     # two projects may use the same run_id: --project keeps them apart
     project = None if project is None else project_name(project)

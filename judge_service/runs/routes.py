@@ -8,9 +8,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from judge_service.api.deps import AnyKey, ScopeDep, SessionDep
-from judge_service.api.error_docs import errors
-from judge_service.errors import NotFound
+from judge_service.core.api.deps import AnyKey, ScopeDep, SessionDep
+from judge_service.core.api.error_docs import errors
+from judge_service.core.errors import NotFound
 from judge_service.forge import wire as forge_wire
 from judge_service.forge.store_runs import apply_run_tiers
 from judge_service.forge.tiers import TIERS

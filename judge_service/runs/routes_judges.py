@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from judge_service.api.deps import AnyKey, ScopeDep, SessionDep
+from judge_service.core.api.deps import AnyKey, ScopeDep, SessionDep
 from judge_service.rubrics import wire as wire_review
+from judge_service.rubrics.store_labels import CONSENSUS, labeled_scores
 from judge_service.runs import agreement
-from judge_service.storage.labels import CONSENSUS, labeled_scores
 
 router = APIRouter(prefix="/v1", tags=["judges"])
 

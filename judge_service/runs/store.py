@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from judge_service.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
+from judge_service.core.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
 
 
 @dataclass

@@ -12,8 +12,8 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
 from judge_service.rubrics.tables import HumanLabelRow, ReviewItemRow
-from judge_service.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
 
 
 @dataclass(frozen=True)

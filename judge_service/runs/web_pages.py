@@ -12,8 +12,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from judge_service.api.deps import SessionDep
-from judge_service.api.web.pages import page_scope, refusal, render, viewer
+from judge_service.core.api.deps import SessionDep
+from judge_service.core.api.web.pages import page_scope, refusal, render, viewer
 from judge_service.runs import web_view as run_view
 
 router = APIRouter(include_in_schema=False)

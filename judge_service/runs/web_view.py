@@ -13,9 +13,11 @@ from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session
 
-from judge_service.api.web.pages import render_text
+from judge_service.core.api.web.pages import render_text
+from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.forge.store_runs import run_tiers
 from judge_service.forge.tiers import TIERS
+from judge_service.rubrics.store_labels import CONSENSUS, labeled_scores
 from judge_service.runs import agreement
 from judge_service.runs.report import FLAG, run_report
 from judge_service.runs.store import run_samples
@@ -25,8 +27,6 @@ from judge_service.runs.store_reads import (
     list_runs,
     one_judge_steps,
 )
-from judge_service.storage.labels import CONSENSUS, labeled_scores
-from judge_service.storage.tables import ApiKeyRow
 
 FLAGGED_SHOWN = 20
 

@@ -16,26 +16,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from judge_service import metrics
 from judge_service.audit.detectors import build_detectors
 from judge_service.audit.host import POLICIES
+from judge_service.core import metrics
+from judge_service.core.registry import Registry
+from judge_service.core.settings import Settings
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.types import utcnow
+from judge_service.core.worker.loops import Interrupts, run_on_thread_loop
 from judge_service.domain import Outcome, Sample
 from judge_service.judging.calibration import calibrate_panel
 from judge_service.judging.client import get_client
 from judge_service.judging.endpoints import resolve_specs
 from judge_service.judging.local_model import LocalModelUnavailable, local_judge
 from judge_service.judging.panels import build_panel
-from judge_service.registry import Registry
-from judge_service.rubrics.job_review_enqueue import enqueue_review
 from judge_service.rubrics.store_review import list_known_hacks
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.evaluate import Scoring, batch_stats, evaluate_batch
 from judge_service.scoring.job_result_writer import ResultWriter
 from judge_service.scoring.plan import BatchPlan
-from judge_service.settings import Settings
-from judge_service.storage.db import session_scope
-from judge_service.storage.types import utcnow
-from judge_service.worker.loops import Interrupts, run_on_thread_loop
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +191,7 @@ def _run(
     settings: Settings,
     registry: Registry,
     on_done: OnDone | None,
+    after_scored: OnDone | None = None,
     interrupts: Interrupts | None = None,
 ) -> str:
     """Score a batch on this thread's event loop (Celery, embedded executor); cancelled by
@@ -201,8 +201,9 @@ def _run(
     )
     done = run_on_thread_loop(scoring if interrupts is None else interrupts.guard(scoring))
     if done:
-        # queued before waiters are woken: an answer that flags a rollout finds it queued
-        enqueue_review(work.batch_id, database_url=settings.database_url)
+        # before waiters are woken: an answer that flags a rollout finds it queued for review
+        if after_scored is not None:
+            after_scored(work.batch_id)
         if on_done is not None:
             on_done(work.batch_id)
     return "done" if done else "running"
@@ -214,11 +215,15 @@ def score_batch(
     settings: Settings,
     registry: Registry,
     on_done: OnDone | None = None,
+    after_scored: OnDone | None = None,
     interrupts: Interrupts | None = None,
 ) -> str:
     """Score every unscored sample of a stored batch and mark it done. Returns its status.
 
-    ``on_done(batch_id)`` runs once the batch is committed as done. ``interrupts`` can
+    ``after_scored(batch_id)`` runs once this call has scored the batch, before
+    ``on_done(batch_id)``, which also runs for a batch found done. The workers pass the review
+    queue's :func:`~judge_service.rubrics.job_review_enqueue.review_after_batch` (the queue
+    wires it in: a feature's job does not call another's). ``interrupts`` can
     cancel the scoring (the embedded executor stops): asyncio.CancelledError is raised
     here, once the outcomes that were ready are stored.
     """
@@ -245,4 +250,11 @@ def score_batch(
             step=batch.step,
             project=batch.project,
         )
-    return _run(work, settings=settings, registry=registry, on_done=on_done, interrupts=interrupts)
+    return _run(
+        work,
+        settings=settings,
+        registry=registry,
+        on_done=on_done,
+        after_scored=after_scored,
+        interrupts=interrupts,
+    )

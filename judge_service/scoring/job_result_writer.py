@@ -13,11 +13,11 @@ from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from judge_service import metrics
+from judge_service.core import metrics
+from judge_service.core.storage.db import session_scope
 from judge_service.domain import Outcome
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.store_results import ScoredSample, save_results
-from judge_service.storage.db import session_scope
 
 #: Shared by every batch of the process: a new loop's default executor would start
 #: fresh threads for each batch.

@@ -9,10 +9,10 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
-from judge_service.api.body import ParsedBodyRoute
-from judge_service.api.deps import AnyKey, ScopeDep, TrainerKey
-from judge_service.api.error_docs import errors
-from judge_service.api.worker_gate import WorkerAlive
+from judge_service.core.api.body import ParsedBodyRoute
+from judge_service.core.api.deps import AnyKey, ScopeDep, TrainerKey
+from judge_service.core.api.error_docs import errors
+from judge_service.core.api.worker_gate import WorkerAlive
 from judge_service.scoring.web_submission import Answer, read, settle, submit_and_wait
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)

@@ -12,10 +12,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from judge_service import wire
-from judge_service.api.body import ParsedBodyRoute
-from judge_service.api.deps import ScopeDep, TrainerKey
-from judge_service.api.worker_gate import WorkerAlive
-from judge_service.errors import ShuttingDown, ValidationFailed
+from judge_service.core.api.body import ParsedBodyRoute
+from judge_service.core.api.deps import ScopeDep, TrainerKey
+from judge_service.core.api.worker_gate import WorkerAlive
+from judge_service.core.errors import ShuttingDown, ValidationFailed
 from judge_service.scoring.web_submission import submit_and_wait
 
 router = APIRouter(tags=["openrlhf"], route_class=ParsedBodyRoute)

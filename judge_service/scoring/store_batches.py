@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.tables import BatchRow, ResultRow, SampleRow
+from judge_service.core.storage.types import utcnow
 from judge_service.scoring.plan import BatchPlan
-from judge_service.storage.tables import BatchRow, ResultRow, SampleRow
-from judge_service.storage.types import utcnow
 
 
 def create_batch(

@@ -11,10 +11,10 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.bulk import bind_processor, insert_ignoring_returning, insert_rows
+from judge_service.core.storage.tables import FindingRow, ResultRow, VerdictRow
+from judge_service.core.storage.types import ascii_json, safe_text, utcnow
 from judge_service.domain import CallUsage, Finding, Outcome, Verdict
-from judge_service.storage.bulk import bind_processor, insert_ignoring_returning, insert_rows
-from judge_service.storage.tables import FindingRow, ResultRow, VerdictRow
-from judge_service.storage.types import ascii_json, safe_text, utcnow
 
 
 class _ScoredFields(NamedTuple):

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.tables import BatchRow, SampleRow
 from judge_service.domain import Outcome, Sample
 from judge_service.scoring.store_results import load_outcomes
-from judge_service.storage.tables import BatchRow, SampleRow
 
 
 @dataclass(frozen=True)

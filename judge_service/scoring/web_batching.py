@@ -18,24 +18,24 @@ from sqlalchemy.orm import Session
 from judge_service import wire
 from judge_service.access.projects import Scope
 from judge_service.audit.detectors import audit_plan
-from judge_service.errors import (
+from judge_service.core.errors import (
     Conflict,
     DuplicateSampleIds,
     NotFound,
     ValidationFailed,
 )
+from judge_service.core.registry import Registry
+from judge_service.core.settings import Settings
+from judge_service.core.storage import audit
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.tables import ApiKeyRow, BatchRow
 from judge_service.judging.endpoints import check_specs, resolve_specs, strip_secrets
 from judge_service.judging.panels import build_panel, default_panel, normalise_spec
-from judge_service.registry import Registry
 from judge_service.rubrics.store_plan import calibration_maps, resolve_rubric
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring import web_answers as answers
 from judge_service.scoring.plan import BatchPlan
 from judge_service.scoring.store_results import load_outcomes
-from judge_service.settings import Settings
-from judge_service.storage import audit
-from judge_service.storage.db import session_scope
-from judge_service.storage.tables import ApiKeyRow, BatchRow
 
 
 def request_hash(request: wire.RewardRequest) -> str:

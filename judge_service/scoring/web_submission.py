@@ -17,20 +17,21 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from judge_service import metrics, wire
+from judge_service import wire
 from judge_service.access.projects import Scope
-from judge_service.api.enqueue import submit_or_undo
-from judge_service.api.local_deadline import local_judge_warnings
-from judge_service.api.local_gate import require_local_judge
-from judge_service.api.shutdown import Shutdown
+from judge_service.core import metrics
+from judge_service.core.api.enqueue import submit_or_undo
+from judge_service.core.api.local_gate import require_local_judge
+from judge_service.core.api.shutdown import Shutdown
+from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.expiry import expire_batch
+from judge_service.core.storage.types import utcnow
+from judge_service.core.worker.dispatch import Dispatcher
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring import web_batching as batching
 from judge_service.scoring.plan import BatchPlan
 from judge_service.scoring.web_answers import DoneAnswer
-from judge_service.storage.db import session_scope
-from judge_service.storage.expiry import expire_batch
-from judge_service.storage.types import utcnow
-from judge_service.worker.dispatch import Dispatcher
+from judge_service.scoring.web_local_deadline import local_judge_warnings
 
 #: How long past a batch's deadline the API waits for the worker's own timeout masks.
 DEADLINE_GRACE = timedelta(seconds=0.5)

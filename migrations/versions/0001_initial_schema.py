@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0001"
 down_revision: str | None = None
@@ -27,10 +27,12 @@ def upgrade() -> None:
         sa.Column("role", sa.String(length=16), nullable=False),
         sa.Column("key_hash", sa.String(length=64), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column(
-            "revoked_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "revoked_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
         ),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("key_hash"),
@@ -38,11 +40,13 @@ def upgrade() -> None:
     op.create_table(
         "audit_log",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column(
+            "at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=False
+        ),
         sa.Column("actor", sa.String(length=64), nullable=False),
         sa.Column("action", sa.String(length=64), nullable=False),
         sa.Column("target", sa.String(length=256), nullable=True),
-        sa.Column("detail", judge_service.storage.types.AsciiJSON(), nullable=True),
+        sa.Column("detail", judge_service.core.storage.types.AsciiJSON(), nullable=True),
         sa.PrimaryKeyConstraint("id"),
     )
     with op.batch_alter_table("audit_log", schema=None) as batch_op:
@@ -54,22 +58,28 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=32), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column(
-            "started_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "started_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
         ),
         sa.Column(
-            "finished_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "finished_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=True,
         ),
         sa.Column(
-            "deadline_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "deadline_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column("timeout_s", sa.Float(), nullable=False),
         sa.Column("run_id", sa.String(length=256), nullable=True),
         sa.Column("step", sa.Integer(), nullable=True),
         sa.Column("rubric_ref", sa.String(length=300), nullable=True),
-        sa.Column("plan", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("plan", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column("idempotency_key", sa.String(length=256), nullable=True),
         sa.Column("request_hash", sa.String(length=64), nullable=False),
         sa.Column("api_key_id", sa.String(length=32), nullable=True),
@@ -88,7 +98,7 @@ def upgrade() -> None:
         sa.Column("position", sa.Integer(), nullable=False),
         sa.Column("external_id", sa.String(length=256), nullable=False),
         sa.Column("group_id", sa.String(length=256), nullable=True),
-        sa.Column("payload", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("payload", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.ForeignKeyConstraint(["batch_id"], ["batches.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("batch_id", "position"),
@@ -107,14 +117,16 @@ def upgrade() -> None:
         sa.Column("penalty", sa.Float(), nullable=False),
         sa.Column("hack_score", sa.Float(), nullable=False),
         sa.Column("agreement", sa.Float(), nullable=True),
-        sa.Column("components", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("components", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column("judge_calls", sa.Integer(), nullable=False),
         sa.Column("cache_hits", sa.Integer(), nullable=False),
         sa.Column("prompt_tokens", sa.Integer(), nullable=False),
         sa.Column("completion_tokens", sa.Integer(), nullable=False),
         sa.Column("cost_usd", sa.Float(), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.ForeignKeyConstraint(["batch_id"], ["batches.id"], ondelete="CASCADE"),
         sa.ForeignKeyConstraint(["sample_id"], ["samples.id"], ondelete="CASCADE"),

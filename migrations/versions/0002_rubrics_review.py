@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0002"
 down_revision: str | None = "0001"
@@ -24,20 +24,24 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=32), nullable=False),
         sa.Column("rubric", sa.String(length=128), nullable=False),
         sa.Column("run_id", sa.String(length=256), nullable=False),
-        sa.Column("model", judge_service.storage.types.AsciiJSON(), nullable=True),
+        sa.Column("model", judge_service.core.storage.types.AsciiJSON(), nullable=True),
         sa.Column("max_items", sa.Integer(), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column("created_by", sa.String(length=64), nullable=True),
         sa.Column(
-            "started_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "started_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
         ),
         sa.Column(
-            "finished_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "finished_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=True,
         ),
-        sa.Column("result", judge_service.storage.types.AsciiJSON(), nullable=True),
+        sa.Column("result", judge_service.core.storage.types.AsciiJSON(), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),
         sa.PrimaryKeyConstraint("id"),
     )
@@ -51,11 +55,13 @@ def upgrade() -> None:
         sa.Column("name", sa.String(length=128), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("description", sa.Text(), nullable=False),
-        sa.Column("criteria", judge_service.storage.types.AsciiJSON(), nullable=False),
-        sa.Column("prompts", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("criteria", judge_service.core.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("prompts", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column("created_by", sa.String(length=64), nullable=True),
         sa.Column("source", sa.String(length=256), nullable=True),
@@ -75,7 +81,9 @@ def upgrade() -> None:
         sa.Column("reviewer", sa.String(length=64), nullable=False),
         sa.Column("note", sa.Text(), nullable=True),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.ForeignKeyConstraint(["sample_pk"], ["samples.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id"),
@@ -96,13 +104,15 @@ def upgrade() -> None:
         sa.Column("sample_pk", sa.Integer(), nullable=True),
         sa.Column("sample_id", sa.String(length=256), nullable=True),
         sa.Column("priority", sa.Float(), nullable=False),
-        sa.Column("payload", judge_service.storage.types.AsciiJSON(), nullable=False),
-        sa.Column("evidence", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("payload", judge_service.core.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("evidence", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column(
-            "decided_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "decided_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
         ),
         sa.Column("decided_by", sa.String(length=64), nullable=True),
         sa.ForeignKeyConstraint(["sample_pk"], ["samples.id"], ondelete="SET NULL"),
@@ -123,14 +133,16 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         sa.Column("item_id", sa.Integer(), nullable=True),
         sa.Column("confirmed", sa.Boolean(), nullable=False),
-        sa.Column("sample", judge_service.storage.types.AsciiJSON(), nullable=False),
-        sa.Column("finding", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("sample", judge_service.core.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("finding", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column("hack_score", sa.Float(), nullable=False),
         sa.Column("run_id", sa.String(length=256), nullable=True),
         sa.Column("reviewer", sa.String(length=64), nullable=False),
         sa.Column("note", sa.Text(), nullable=True),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.ForeignKeyConstraint(["item_id"], ["review_items.id"], ondelete="SET NULL"),
         sa.PrimaryKeyConstraint("id"),
@@ -146,7 +158,9 @@ def upgrade() -> None:
         sa.Column("item_id", sa.Integer(), nullable=False),
         sa.Column("decision", sa.String(length=16), nullable=False),
         sa.Column("reviewer", sa.String(length=64), nullable=False),
-        sa.Column("at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False),
+        sa.Column(
+            "at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=False
+        ),
         sa.Column("text", sa.Text(), nullable=True),
         sa.Column("weight", sa.Float(), nullable=True),
         sa.Column("note", sa.Text(), nullable=True),

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -24,7 +24,9 @@ def upgrade() -> None:
         sa.Column("batch_id", sa.String(length=32), nullable=False),
         sa.Column("outcomes", sa.Text(), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.ForeignKeyConstraint(["batch_id"], ["batches.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("batch_id"),

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0005"
 down_revision: str | None = "0004"
@@ -31,7 +31,9 @@ def downgrade() -> None:
         sa.Column("batch_id", sa.String(length=32), nullable=False),
         sa.Column("outcomes", sa.Text(), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.ForeignKeyConstraint(["batch_id"], ["batches.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("batch_id"),

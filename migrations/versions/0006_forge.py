@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0006"
 down_revision: str | None = "0005"
@@ -24,20 +24,24 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=32), nullable=False),
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
-        sa.Column("options", judge_service.storage.types.AsciiJSON(), nullable=False),
-        sa.Column("inputs", judge_service.storage.types.AsciiJSON(), nullable=False),
-        sa.Column("counts", judge_service.storage.types.AsciiJSON(), nullable=True),
-        sa.Column("result", judge_service.storage.types.AsciiJSON(), nullable=True),
+        sa.Column("options", judge_service.core.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("inputs", judge_service.core.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("counts", judge_service.core.storage.types.AsciiJSON(), nullable=True),
+        sa.Column("result", judge_service.core.storage.types.AsciiJSON(), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column("created_by", sa.String(length=64), nullable=True),
         sa.Column(
-            "started_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "started_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
         ),
         sa.Column(
-            "finished_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "finished_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=True,
         ),
         sa.PrimaryKeyConstraint("id"),
     )
@@ -49,12 +53,14 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=32), nullable=False),
         sa.Column("job_id", sa.String(length=32), nullable=False),
         sa.Column("name", sa.String(length=300), nullable=False),
-        sa.Column("terms", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("terms", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("tasks", sa.Integer(), nullable=False),
         sa.Column("failed_traces", sa.Integer(), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.ForeignKeyConstraint(["job_id"], ["forge_jobs.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id"),
@@ -71,21 +77,25 @@ def upgrade() -> None:
         sa.Column("family_id", sa.String(length=32), nullable=False),
         sa.Column("position", sa.Integer(), nullable=False),
         sa.Column("kind", sa.String(length=16), nullable=False),
-        sa.Column("prompt", judge_service.storage.types.AsciiJSON(), nullable=False),
-        sa.Column("tools", judge_service.storage.types.AsciiJSON(), nullable=True),
-        sa.Column("reference", judge_service.storage.types.AsciiJSON(), nullable=True),
-        sa.Column("source", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("prompt", judge_service.core.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("tools", judge_service.core.storage.types.AsciiJSON(), nullable=True),
+        sa.Column("reference", judge_service.core.storage.types.AsciiJSON(), nullable=True),
+        sa.Column("source", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column("with_context", sa.Float(), nullable=True),
         sa.Column("without_context", sa.Float(), nullable=True),
         sa.Column("duplicates", sa.Integer(), nullable=False),
         sa.Column("failed", sa.Boolean(), nullable=False),
-        sa.Column("failures", judge_service.storage.types.AsciiJSON(), nullable=False),
+        sa.Column("failures", judge_service.core.storage.types.AsciiJSON(), nullable=False),
         sa.Column("tier", sa.String(length=16), nullable=True),
         sa.Column("tier_run_id", sa.String(length=256), nullable=True),
-        sa.Column("tier_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("tier_stats", judge_service.storage.types.AsciiJSON(), nullable=True),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "tier_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
+        ),
+        sa.Column("tier_stats", judge_service.core.storage.types.AsciiJSON(), nullable=True),
+        sa.Column(
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.ForeignKeyConstraint(["family_id"], ["task_families.id"], ondelete="CASCADE"),
         sa.ForeignKeyConstraint(["job_id"], ["forge_jobs.id"], ondelete="CASCADE"),

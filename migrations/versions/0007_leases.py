@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0007"
 down_revision: str | None = "0006"
@@ -23,13 +23,15 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("lease_owner", sa.String(length=128), nullable=True))
         batch_op.add_column(
             sa.Column(
-                "lease_until", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+                "lease_until",
+                judge_service.core.storage.types.UTCDateTime(timezone=True),
+                nullable=True,
             )
         )
         batch_op.add_column(
             sa.Column(
                 "dispatched_at",
-                judge_service.storage.types.UTCDateTime(timezone=True),
+                judge_service.core.storage.types.UTCDateTime(timezone=True),
                 nullable=True,
             )
         )
@@ -39,13 +41,15 @@ def upgrade() -> None:
         sa.Column("hostname", sa.String(length=256), nullable=False),
         sa.Column("pid", sa.Integer(), nullable=False),
         sa.Column(
-            "started_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "started_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column(
-            "seen_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "seen_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=False
         ),
         sa.Column(
-            "stopped_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "stopped_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
         ),
         sa.Column("busy", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("id"),

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0008"
 down_revision: str | None = "0007"
@@ -24,13 +24,17 @@ def upgrade() -> None:
         sa.Column("token_hash", sa.String(length=64), nullable=False),
         sa.Column("key_id", sa.String(length=32), nullable=False),
         sa.Column(
-            "created_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "created_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column(
-            "expires_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=False
+            "expires_at",
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
+            nullable=False,
         ),
         sa.Column(
-            "revoked_at", judge_service.storage.types.UTCDateTime(timezone=True), nullable=True
+            "revoked_at", judge_service.core.storage.types.UTCDateTime(timezone=True), nullable=True
         ),
         sa.ForeignKeyConstraint(["key_id"], ["api_keys.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("token_hash"),

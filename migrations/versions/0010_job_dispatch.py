@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0010"
 down_revision: str | None = "0009"
@@ -27,7 +27,7 @@ def upgrade() -> None:
             batch_op.add_column(
                 sa.Column(
                     "dispatched_at",
-                    judge_service.storage.types.UTCDateTime(timezone=True),
+                    judge_service.core.storage.types.UTCDateTime(timezone=True),
                     nullable=True,
                 )
             )

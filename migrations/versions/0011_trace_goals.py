@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import judge_service.storage.types
+import judge_service.core.storage.types
 
 revision: str = "0011"
 down_revision: str | None = "0010"
@@ -21,7 +21,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    json = judge_service.storage.types.AsciiJSON
+    json = judge_service.core.storage.types.AsciiJSON
     with op.batch_alter_table("forge_tasks", schema=None) as batch_op:
         batch_op.add_column(sa.Column("goal", sa.Text(), nullable=True))
         batch_op.add_column(sa.Column("end_state", json(), nullable=True))
@@ -40,7 +40,7 @@ def upgrade() -> None:
         sa.Column("task_ids", json(), nullable=False),
         sa.Column(
             "created_at",
-            judge_service.storage.types.UTCDateTime(timezone=True),
+            judge_service.core.storage.types.UTCDateTime(timezone=True),
             nullable=False,
         ),
         sa.UniqueConstraint("project", "trace_id", "content_hash", name="uq_seen_trace"),

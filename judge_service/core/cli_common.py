@@ -1,0 +1,65 @@
+"""What several ``judge-service`` commands share: a database they can use, or a clear error."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import typer
+
+from judge_service.core.settings import Settings, get_settings
+
+#: The exit status of a command that could not reach its database.
+DATABASE_EXIT = 2
+
+
+class CommandLine(typer.Typer):
+    """The root ``judge-service`` app. Any command that fails because the database cannot be
+    reached prints one line (what failed, where, what to do) and exits 2, instead of pages
+    of traceback; ``judge-service -v …`` prints the traceback too. Other errors are bugs and
+    keep their traceback."""
+
+    verbose = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as exc:
+            from judge_service.core.storage.outage import explain, find_outage
+
+            outage = find_outage(exc)
+            if outage is None:
+                raise
+            if self.verbose:
+                traceback.print_exception(exc)
+            try:
+                line = explain(outage, get_settings().database_url)
+            except Exception:  # settings that do not load: say what is known
+                line = f"cannot reach the database ({outage.reason}): check JS_DATABASE_URL"
+            more = "" if self.verbose else " (`judge-service -v ...` shows the traceback)"
+            typer.echo(f"error: {line}{more}", err=True)
+            raise SystemExit(DATABASE_EXIT) from None
+
+
+def ready_settings() -> Settings:
+    """The settings, once the database is known to be migrated; otherwise exit 1 with what
+    to run (instead of an SQL error about a missing table)."""
+    from judge_service.core.storage.db import schema_problem
+
+    settings = get_settings()
+    problem = schema_problem(settings.database_url)
+    if problem is not None:
+        typer.echo(f"error: {problem}: run `judge-service db upgrade` first", err=True)
+        raise typer.Exit(1)
+    return settings
+
+
+def project_name(value: str) -> str:
+    """``value`` when it is a project name; else the usage error of ``--project``."""
+    from judge_service.access.projects import check_name
+    from judge_service.core.errors import ValidationFailed
+
+    try:
+        return check_name(value)
+    except ValidationFailed as exc:
+        raise typer.BadParameter(exc.message, param_hint="--project") from exc

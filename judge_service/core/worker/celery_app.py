@@ -1,0 +1,116 @@
+"""The Celery app on Redis: leases first, late acknowledgement second, one batch per process.
+
+Who scores a batch is in the database: a worker process leases the batch before
+scoring it and renews the lease by heartbeat (``worker.lease``, ``worker.liveness``).
+A batch of a killed worker is re-sent by the sweepers once its lease lapses, within
+seconds. Late acknowledgement stays the second line of defence: the broker hands an
+unacknowledged message back after the visibility timeout, and the task then drops it
+(the batch is done or leased) or scores what is still unscored.
+A Redis restart does not stop a worker: it reconnects with backoff, forever, and
+keeps scoring the batches it holds (the transport of ``broker_transport.py`` is
+what keeps it alive; its docstring has the cause).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from celery import Celery
+
+from judge_service.core.registry import Registry
+from judge_service.core.settings import Settings
+from judge_service.core.worker.broker_transport import TRANSPORT
+from judge_service.core.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK, SCORE_TASK
+
+QUEUE = "judge_service"
+
+
+def make_celery(settings: Settings) -> Celery:
+    """A Celery app for ``settings.broker_url``; the API uses it only to send tasks."""
+    if not settings.broker_url:
+        raise ValueError("JS_BROKER_URL is not set: there is no broker to use")
+    app = Celery("judge_service", broker=settings.broker_url)
+    if urlparse(settings.broker_url).scheme in ("redis", "rediss"):
+        # kombu's Redis transport, with the channel close that survives Redis going away
+        # while a batch is in flight (the worker's "'NoneType' object has no attribute
+        # 'hostname'" crash: the cause is written down in broker_transport.py).
+        app.conf.broker_transport = TRANSPORT
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        task_default_queue=QUEUE,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        # A worker outlives any broker outage: it retries with Celery's backoff (2 s more
+        # each time, at most 30 s apart) instead of giving up after 100 tries.
+        broker_connection_retry=True,
+        broker_connection_max_retries=None,
+        broker_transport_options={
+            "visibility_timeout": settings.task_visibility_timeout_s,
+            # Sweep for messages of dead workers every few seconds (kombu's default
+            # is ~100 s); the sweep is one cheap Redis range query.
+            "unacked_restore_interval": max(1, min(10, settings.task_visibility_timeout_s // 3)),
+            "unacked_restore_throttle": 1,
+            "socket_connect_timeout": 5,
+        },
+        task_publish_retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5},
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+def send_score(app: Celery, batch_id: str) -> None:
+    """Send the score task of a stored batch (the API's dispatcher, and the sweepers)."""
+    app.send_task(SCORE_TASK, args=[batch_id], retry=True)
+
+
+def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int = 1) -> Celery:
+    """The Celery app with the scoring, mining and forge tasks (what ``judge-service worker`` runs).
+
+    The tasks are imported here, not at the top: the API sends them by name and
+    never loads the pipeline."""
+    from judge_service.core.worker.lease import score_leased
+    from judge_service.core.worker.process import connect_worker_process
+    from judge_service.forge.job import run_forge
+    from judge_service.rubrics.job_mining import mine_rubric
+    from judge_service.rubrics.job_review_enqueue import review_after_batch
+    from judge_service.scoring.job import score_batch
+
+    app = make_celery(settings)
+    # Prefetch: a process fetches only when it has a free slot (Redis; with the multiplier
+    # of 1 a worker holds at most one unacknowledged message per process anyway).
+    app.conf.worker_disable_prefetch = True
+    # prefork: one batch per process; threads: ``concurrency`` per process
+    process = connect_worker_process(
+        settings,
+        send=lambda batch_id: send_score(app, batch_id),
+        slots=concurrency if pool == "threads" else 1,
+        per_child=pool == "prefork",
+        send_job=lambda kind, job_id: app.send_task(JOB_TASKS[kind], args=[job_id], retry=True),
+    )
+    registry = Registry()
+    after_scored = review_after_batch(settings)
+
+    @app.task(name=SCORE_TASK)
+    def score_batch_task(batch_id: str) -> str:
+        return score_leased(
+            batch_id,
+            process.leases(),
+            lambda batch: score_batch(
+                batch, settings=settings, registry=registry, after_scored=after_scored
+            ),
+        )
+
+    @app.task(name=MINE_TASK)
+    def mine_rubric_task(job_id: str) -> str:
+        return mine_rubric(job_id, settings=settings)
+
+    @app.task(name=FORGE_TASK)
+    def forge_task(job_id: str) -> str:
+        return run_forge(job_id, settings=settings)
+
+    return app
