@@ -28,6 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 REDIS = "redis://127.0.0.1:6379"
 
+# scripts/test.sh runs the suite in two pytest-xdist workers (gw0, gw1): each takes a Redis
+# database of its own (JS_TEST_REDIS_DB, 9 by default, plus its number), so that one worker's
+# flush or Celery queue never meets the other's. Everything else a test makes is its own already
+# (databases, ports, temporary folders).
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST_WORKER.startswith("gw"):
+    _first = int(os.environ.get("JS_TEST_REDIS_DB", "9"))
+    os.environ["JS_TEST_REDIS_DB"] = str(_first + int(_XDIST_WORKER[2:]))
+
 
 @pytest.fixture(scope="session", autouse=True)
 def session_temp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
@@ -152,9 +161,9 @@ def fresh_model_clients() -> None:
     """No model client (and so no verdict cache) outlives its test: the same sample judged
     by the same fake model in an earlier test, or on the other database, would otherwise be
     a cache hit that never reaches the fake server."""
-    from judge_service.judging import client as llm
+    from judge_service.judging.client import forget_clients
 
-    llm._CLIENTS.clear()
+    forget_clients()
 
 
 @pytest.fixture
@@ -207,14 +216,42 @@ def keys(embedded_settings: Settings) -> dict[str, str]:
 
 from tests.fakes import fake, fake_openai, server  # noqa: E402, F401  (fixtures: the fault-injecting fake server)
 
+#: The chaos figures that xdist's workers sent back (``workeroutput``), for the summary.
+_FIGURES_FROM_WORKERS: list[str] = []
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The chaos suite's figures (tests/test_chaos.py), in the output even without ``-s``."""
+
+class _FiguresFromWorkers:
+    """Collects each xdist worker's chaos figures as it finishes (xdist's own hook, so the
+    class is registered only where xdist runs)."""
+
+    def pytest_testnodedown(self, node: object, error: object) -> None:
+        _FIGURES_FROM_WORKERS.extend(getattr(node, "workeroutput", {}).get("chaos_figures", []))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_FiguresFromWorkers(), "chaos-figures-from-workers")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A worker hands its chaos figures to the controller, which prints the summary."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["chaos_figures"] = _figure_lines()
+
+
+def _figure_lines() -> list[str]:
+    """This process's chaos figures and where they were appended (none if it ran no chaos)."""
     from tests.chaos_support import figures_file, summary_lines
 
     lines = summary_lines()
+    return [*lines, f"(also appended to {figures_file()})"] if lines else []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The chaos suite's figures (tests/test_chaos.py), in the output even without ``-s``."""
+    lines = _figure_lines() + _FIGURES_FROM_WORKERS
     if lines:
         terminalreporter.section("chaos figures")
         for line in lines:
             terminalreporter.write_line(line)
-        terminalreporter.write_line(f"(also appended to {figures_file()})")

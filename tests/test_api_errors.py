@@ -221,12 +221,12 @@ def test_body_over_the_limit_is_413(migrated_sqlite_url):
 
 async def test_scoring_routes_validate_the_body_the_guard_parsed():
     """The guard's parse is handed on: the route's request never reads the body again."""
-    from judge_service.core.api.body import PARSED_BODY, _ParsedBodyRequest
+    from judge_service.core.api.body import PARSED_BODY, ParsedBodyRequest
 
     async def no_body():
         raise AssertionError("the body was read a second time")
 
     parsed = {"samples": [{"id": "a", "prompt": "p", "completion": "c"}]}
     scope = {"type": "http", "method": "POST", "path": "/v1/rewards", "headers": []}
-    request = _ParsedBodyRequest({**scope, PARSED_BODY: parsed}, no_body)
+    request = ParsedBodyRequest({**scope, PARSED_BODY: parsed}, no_body)
     assert await request.json() is parsed

@@ -408,3 +408,10 @@ def get_client(settings: Any = None) -> ModelClient:
         if key not in _CLIENTS:
             _CLIENTS[key] = ModelClient.from_settings(settings)
         return _CLIENTS[key]
+
+
+def forget_clients() -> None:
+    """Drop the shared clients, and their verdict caches with them: the next ``get_client``
+    builds anew (a test that must reach its fake server, not an earlier test's cached verdict)."""
+    with _CLIENTS_LOCK:
+        _CLIENTS.clear()

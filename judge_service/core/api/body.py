@@ -218,7 +218,7 @@ def _replay(body: bytes, receive: Receive) -> Any:
     return replay
 
 
-class _ParsedBodyRequest(Request):
+class ParsedBodyRequest(Request):
     """A request whose ``json()`` is the body the guard already parsed, when it did."""
 
     async def json(self) -> Any:
@@ -236,6 +236,6 @@ class ParsedBodyRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def handle(request: Request) -> Response:
-            return await handler(_ParsedBodyRequest(request.scope, request.receive))
+            return await handler(ParsedBodyRequest(request.scope, request.receive))
 
         return handle
