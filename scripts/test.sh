@@ -12,6 +12,7 @@ test_tmp="${XDG_CACHE_HOME:-$HOME/.cache}/judge-service/test-tmp"
 mkdir -p "$(dirname "$test_tmp")"
 # Two pytest-xdist workers (JS_TEST_WORKERS): most tests wait on the servers and workers they
 # start, so a second worker fills the other core. A file's tests stay together on one worker
-# (--dist loadfile), so a module's shared server starts once.
+# (--dist loadfile), so a module's shared server starts once; files go out in the order
+# tests/conftest.py gives them, the slowest first (--no-loadscope-reorder).
 .venv/bin/python -m pytest -q -p no:cacheprovider --basetemp="$test_tmp" \
-  -n "${JS_TEST_WORKERS:-2}" --dist loadfile "$@"
+  -n "${JS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"

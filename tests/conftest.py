@@ -216,6 +216,34 @@ def keys(embedded_settings: Settings) -> dict[str, str]:
 
 from tests.fakes import fake, fake_openai, server  # noqa: E402, F401  (fixtures: the fault-injecting fake server)
 
+#: The files that take longest (``--durations``; docs/benchmarks.md), slowest first. They run
+#: first, so that the two workers finish together instead of one waiting out the last of them.
+SLOW_FILES_FIRST = (
+    "test_chaos.py",
+    "test_worker_leases.py",
+    "test_forge_cli.py",
+    "test_fuzz_api.py",
+    "test_end_to_end.py",
+    "test_clean_stop.py",
+    "test_forge_loop.py",
+    "test_judge_panel_api.py",
+    "test_review_loop.py",
+    "test_wheel_install.py",
+    "test_local_build.py",
+    "test_dead_database.py",
+    "test_cli.py",
+    "test_audit_cli.py",
+    "test_run_page.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow files first, the rest in their usual order (a stable sort keeps each file's
+    tests together; scripts/test.sh tells xdist to keep this order)."""
+    rank = {name: n for n, name in enumerate(SLOW_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 #: The chaos figures that xdist's workers sent back (``workeroutput``), for the summary.
 _FIGURES_FROM_WORKERS: list[str] = []
 

@@ -1,0 +1,98 @@
+"""Building a world from parsed traces: observe, learn each tool, keep replays of the rest.
+
+Every tool named by a schema or a call gets a model: its answer format, the fields its
+entity answers show, a read rule or a function (reads) or a transition (writes), its error
+rules, and replays of the traced calls that those do not already answer as the trace did.
+Nothing here knows a domain: names, ids and shapes all come from the traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from judge_service.forge.traces import Trace
+from judge_service.world.engine import answer_call, missing_for
+from judge_service.world.errors import learn_errors
+from judge_service.world.functions import learn_function
+from judge_service.world.model import Call, Replay, ToolModel, TraceStart
+from judge_service.world.observe import Observed, Step, observe
+from judge_service.world.reads import learn_read
+from judge_service.world.replay import fingerprint
+from judge_service.world.transitions import learn_transition
+from judge_service.world.values import detect_format, payload_of, same
+from judge_service.world.world import World
+
+#: The paths a world answers by before any replay is needed.
+LEARNED = ("read", "transition", "function")
+
+
+def _fields(steps: Sequence[Step]) -> list[str]:
+    names: dict[str, None] = {}
+    for step in steps:
+        for _, state in step.shown:
+            if isinstance(state, dict):
+                names.update(dict.fromkeys(state))
+    return list(names)
+
+
+def reproduces(tool: ToolModel, step: Step, known: Sequence[str]) -> bool:
+    """Whether (a)-(c) answer the traced call as it was answered, and leave its states."""
+    call = Call(name=step.call.name, arguments=step.call.arguments)
+    got = answer_call(tool, step.pre, call, LEARNED, known)
+    if got.text is None:
+        return False
+    if not same(got.payload, payload_of(step.call.answer, step.call.payload)):
+        return False
+    return all(same(got.state_after.get(k), v) for k, v in step.changed.items())
+
+
+def _replays(tool: ToolModel, steps: Sequence[Step], known: Sequence[str]) -> dict[str, Replay]:
+    replays: dict[str, Replay] = {}
+    for step in steps:
+        if step.call.answer is None or reproduces(tool, step, known):
+            continue
+        key = fingerprint(step.call.name, step.call.arguments, step.pre)
+        effects = step.changed if step.write and not step.call.error else {}
+        replays.setdefault(
+            key, Replay(text=step.call.answer, error=step.call.error, effects=effects)
+        )
+    return replays
+
+
+def learn_tool(name: str, observed: Observed, steps: Sequence[Step]) -> ToolModel:
+    effect = observed.effects[name].effect
+    tool = ToolModel(
+        name=name,
+        effect=effect,
+        calls=len(steps),
+        errors_seen=sum(s.call.error for s in steps),
+        format=detect_format([(s.call.payload, s.call.answer or "") for s in steps]),
+        parameters=observed.schemas.get(name, {}),
+        fields=_fields(steps),
+    )
+    if effect == "read":
+        tool.read = learn_read(tool, steps)
+        tool.function = None if tool.read else learn_function(steps)
+    else:
+        tool.transition = learn_transition(steps)
+    tool.errors = learn_errors(steps, missing_for(tool), tool.parameters)
+    tool.replays = _replays(tool, steps, observed.keys)
+    return tool
+
+
+def build_world(traces: Sequence[Trace]) -> World:
+    """A world from these traces (see the module docstring)."""
+    observed = observe(traces)
+    by_tool: dict[str, list[Step]] = {name: [] for name in observed.effects}
+    for steps in observed.steps.values():
+        for step in steps:
+            by_tool.setdefault(step.call.name, []).append(step)
+    tools = {name: learn_tool(name, observed, steps) for name, steps in sorted(by_tool.items())}
+    starts = {
+        trace_id: TraceStart(
+            keys=list(start),
+            overrides={k: v for k, v in start.items() if not same(observed.base.get(k), v)},
+        )
+        for trace_id, start in observed.starts.items()
+    }
+    return World(tools=tools, base=observed.base, key_fields=observed.keys, traces=starts)

@@ -1,0 +1,71 @@
+"""Read or write: the forge's classes, with the world's own entities as evidence.
+
+:func:`judge_service.forge.effects.classify_tools` decides by schema, then by the entities
+the forge names, then by the tool's name. The world names more entities (an object keyed by
+a field that holds the same-named argument, ``get_book(isbn)`` -> ``isbn=...``), so where
+the forge found no evidence, the same rule runs over the world's entities: a call that names
+an entity (an argument holds its id) before it is next seen changed is credited with the
+change; a tool with at least as many changes as unchanged views is a write.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from judge_service.forge.calls import ToolCall
+from judge_service.forge.effects import ToolEffect, classify_tools
+from judge_service.world.lookup import argument_values, merge
+from judge_service.world.values import same
+
+View = list[tuple[str, Any]]
+
+
+def _evidence(
+    calls: Sequence[ToolCall], views: Sequence[View], changed: Counter[str], unchanged: Counter[str]
+) -> None:
+    seen: dict[str, Any] = {}
+    since: dict[str, list[str]] = {}  # key -> tools that named it since it was last seen
+    for call, found in zip(calls, views, strict=True):
+        if call.error:
+            continue
+        for key, state in found:
+            between = since.get(key, [])
+            if key in seen and not same(merge(seen[key], state), seen[key]):
+                changed[between[-1] if between else call.name] += 1
+            elif key in seen:
+                unchanged.update({*between, call.name})
+            seen[key] = merge(seen.get(key), state)
+            since[key] = []
+        shown_keys = {k for k, _ in found}
+        values = argument_values(call.arguments)
+        for key in seen:
+            if key not in shown_keys and key.split("=", 1)[1] in values:
+                since[key].append(call.name)
+
+
+def classify(
+    calls: Mapping[str, Sequence[ToolCall]],
+    views: Mapping[str, Sequence[View]],
+    schemas: Iterable[Any],
+) -> dict[str, ToolEffect]:
+    """Every tool's class (see the module docstring)."""
+    effects = classify_tools(calls.values(), schemas)
+    changed: Counter[str] = Counter()
+    unchanged: Counter[str] = Counter()
+    for trace_id, trace_calls in calls.items():
+        _evidence(trace_calls, views[trace_id], changed, unchanged)
+    for name, effect in effects.items():
+        if effect.source not in ("default", "name"):
+            continue
+        if changed[name] and changed[name] >= unchanged[name]:
+            kind = "write"
+        elif unchanged[name]:
+            kind = "read"
+        else:
+            continue
+        effects[name] = ToolEffect(
+            name, kind, "evidence", effect.calls, changed[name], unchanged[name]
+        )
+    return effects

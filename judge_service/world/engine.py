@@ -1,0 +1,176 @@
+"""Answering one tool call from a state: paths (a) to (e), in order, and the state after.
+
+Errors come first: if a learned error condition holds (the named entity is missing, an
+argument is outside its enum, an id names nothing the world holds), the tool's own error
+text is the answer, on the tool's path (``read`` or ``transition``). Then (a) a read rule,
+(b) a usable transition, (c) a function, (d) a replay; else (e) ``model_needed``. Whatever
+an answer shows of an entity becomes its state, as when a trace shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from judge_service.forge.calls import ToolCall, is_error_answer
+from judge_service.world.errors import Missing, answer_error
+from judge_service.world.functions import call_function
+from judge_service.world.lookup import Ctx, merge
+from judge_service.world.model import PATHS, Answer, AnswerPath, Call, ToolModel
+from judge_service.world.observe import shown
+from judge_service.world.ops import apply_ops
+from judge_service.world.reads import project, read_value, select
+from judge_service.world.replay import fingerprint
+from judge_service.world.text import fill
+from judge_service.world.transitions import bound_key
+from judge_service.world.values import MISSING, parse_payload, payload_of, render
+
+State = dict[str, Any]
+
+
+def missing_for(tool: ToolModel) -> Missing | None:
+    """How to tell that the entity a call of ``tool`` names is not in the state."""
+    rule = tool.read
+    if rule is not None:
+
+        def read_missing(state: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
+            keys = select(rule, state, args)
+            return None if keys is None else not keys
+
+        return read_missing
+    if tool.transition is not None and tool.transition.effects:
+        binding = tool.transition.effects[0].binding
+
+        def write_missing(state: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
+            key = bound_key(binding, args)
+            return None if key is None else key not in state
+
+        return write_missing
+    return None
+
+
+def _with_shown(state: State, call: Call, text: str, payload: Any, known: Sequence[str]) -> State:
+    """``state`` with what an answer (a replayed or computed text) shows of entities
+    (``known``: the fields that name entities)."""
+    tool_call = ToolCall(0, 0, call.name, dict(call.arguments), text, payload, None, False)
+    seen = shown(tool_call, known)
+    if not seen:
+        return state
+    out = dict(state)
+    for key, value in seen:
+        out[key] = merge(out.get(key), value)
+    return out
+
+
+def _answer(
+    text: str, path: AnswerPath, state: State, error: bool = False, note: str = ""
+) -> Answer:
+    payload = payload_of(text, parse_payload(text))
+    # built from checked parts: validating would copy the whole state on every call
+    return Answer.model_construct(
+        text=text, payload=payload, path=path, error=error, state_after=state, note=note
+    )
+
+
+def _needed(state: State, note: str = "") -> Answer:
+    return Answer.model_construct(
+        text=None, payload=None, path="model_needed", error=False, state_after=state, note=note
+    )
+
+
+def _read(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+    rule = tool.read
+    if rule is None:
+        return None
+    keys = select(rule, state, call.arguments)
+    if not keys and rule.select != "filter":
+        return None
+    value = read_value(rule, tool, state, keys or [])
+    if value is MISSING:
+        return None
+    return _answer(render(value, tool.format), "read", state)
+
+
+def _write(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+    transition = tool.transition
+    if transition is None or not transition.usable:
+        return None
+    args = call.arguments
+    first_key = bound_key(transition.effects[0].binding, args)
+    if first_key is None or first_key not in state:
+        return None
+    first = state[first_key]
+    after = dict(state)
+    stale = []
+    for number, effect in enumerate(transition.effects):
+        key = bound_key(effect.binding, args, first)
+        if key is None or key not in state:
+            continue
+        new = apply_ops(after[key], effect.ops, Ctx(args, after[key], state))
+        if new is MISSING:
+            if number == 0:
+                return None
+            stale.append(key)
+            continue
+        after[key] = new
+        if effect.unexplained:
+            stale.append(key)
+    if transition.answer == "entity":
+        text = render(project(after[first_key], tool.fields), tool.format)
+    else:
+        text = fill(transition.template, args)
+        if text is None:
+            return None
+    note = f"partly learned: {', '.join(stale)}" if stale else ""
+    return _answer(text, "transition", after, note=note)
+
+
+def _function(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+    if tool.effect != "read" or tool.function is None:
+        return None
+    text = call_function(tool.function, call.arguments)
+    if text is None:
+        return None
+    payload = parse_payload(text)
+    error = is_error_answer(None, text, payload)
+    after = state if error else _with_shown(state, call, text, payload, known)
+    return _answer(text, "function", after, error=error)
+
+
+def _replay(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+    if not tool.replays:
+        return None
+    found = tool.replays.get(fingerprint(call.name, call.arguments, state))
+    if found is None:
+        return None
+    after = {**state, **found.effects} if found.effects else state
+    if not found.error:
+        after = _with_shown(after, call, found.text, parse_payload(found.text), known)
+    return _answer(found.text, "replay", after, error=found.error)
+
+
+STEPS = {"read": _read, "transition": _write, "function": _function, "replay": _replay}
+
+
+def answer_call(
+    tool: ToolModel | None,
+    state: State,
+    call: Call,
+    paths: Collection[str] = PATHS,
+    known: Sequence[str] = (),
+) -> Answer:
+    """The answer to ``call`` in ``state`` by the first of ``paths`` that has one
+    (``known``: the fields that name entities, :attr:`World.key_fields`)."""
+    if tool is None:
+        return _needed(state, "unknown tool")
+    own: AnswerPath = "transition" if tool.effect == "write" else "read"
+    if own in paths:
+        error = answer_error(tool.errors, state, call.arguments, missing_for(tool), tool.parameters)
+        if error is not None:
+            return _answer(error, own, state, error=True)
+    for path, step in STEPS.items():
+        if path in paths:
+            found = step(tool, state, call, known)
+            if found is not None:
+                return found
+    return _needed(state)

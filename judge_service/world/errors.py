@@ -1,0 +1,133 @@
+"""Errors in the form the real tool gave them, and when it gave them.
+
+A condition is one the world can check: the entity the call names is ``missing`` (or a search
+finds none); an argument is outside its schema's ``enum``; an argument names an id that no
+object of the kinds it named in successful calls holds (``reference``). Each traced error
+is put down to the first condition that holds for it, and its text becomes the condition's
+template (the arguments' values as slots, the failing element of a list as ``bad``). A
+condition that would have fired on a successful call is dropped. Errors no condition
+explains are left to replay.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from judge_service.forge.entities import canonical
+from judge_service.world.lookup import Index, find_object, locate
+from judge_service.world.model import ErrorRule, Parts
+from judge_service.world.observe import Step
+from judge_service.world.text import fill, parts_of
+from judge_service.world.values import MISSING
+
+#: ``missing(state, args)``: True when the entity the call names is not in the state,
+#: ``None`` when the call does not name one.
+Missing = Callable[[Mapping[str, Any], Mapping[str, Any]], bool | None]
+
+
+def _values(given: Any) -> list[Any]:
+    items = given if isinstance(given, list) else [given]
+    return [v for v in items if isinstance(v, str | int) and not isinstance(v, bool)]
+
+
+def _enum(parameters: Mapping[str, Any], name: str) -> list[Any] | None:
+    spec = (parameters.get("parameters") or {}).get("properties", {}).get(name)
+    enum = spec.get("enum") if isinstance(spec, dict) else None
+    return enum if isinstance(enum, list) else None
+
+
+def fires(
+    rule: ErrorRule,
+    state: Mapping[str, Any],
+    args: Mapping[str, Any],
+    missing: Missing | None,
+    parameters: Mapping[str, Any],
+    index: Index | None = None,
+) -> tuple[bool, Any]:
+    """Whether the rule's condition holds, and the failing element for ``reference``."""
+    if rule.when == "missing":
+        return bool(missing and missing(state, args)), None
+    given = args.get(rule.arg or "", MISSING)
+    if given is MISSING:
+        return False, None
+    if rule.when == "enum":
+        enum = _enum(parameters, rule.arg or "")
+        return enum is not None and given not in enum, None
+    for value in _values(given):
+        if all(find_object(state, t, f, value, index) is MISSING for t, f in rule.refs):
+            return True, value
+    return False, None
+
+
+def answer_error(
+    rules: Sequence[ErrorRule],
+    state: Mapping[str, Any],
+    args: Mapping[str, Any],
+    missing: Missing | None,
+    parameters: Mapping[str, Any],
+) -> str | None:
+    """The error text of the first rule whose condition holds (``None``: no error)."""
+    for rule in rules:
+        holds, bad = fires(rule, state, args, missing, parameters)
+        if holds:
+            return fill(rule.template, args, bad)
+    return None
+
+
+def _references(steps: Sequence[Step], index: Index) -> list[ErrorRule]:
+    """For each argument, the kinds of id its values were found as in every success."""
+    found: list[ErrorRule] = []
+    first = steps[0]
+    for name, given in first.call.arguments.items():
+        values = _values(given)
+        if not values:
+            continue
+        kinds = {(t, f) for t, f, _ in locate(first.pre, values[0], index)}
+        for step in steps:
+            for value in _values(step.call.arguments.get(name)):
+                kinds &= {(t, f) for t, f, _ in locate(step.pre, value, index)}
+            if not kinds:
+                break
+        if kinds:
+            found.append(ErrorRule(when="reference", arg=name, refs=sorted(map(list, kinds))))
+    return found
+
+
+def learn_errors(
+    steps: Sequence[Step], missing: Missing | None, parameters: Mapping[str, Any]
+) -> list[ErrorRule]:
+    """The tool's error rules, each checked against every traced call (module docstring)."""
+    failed = [s for s in steps if s.call.error and s.call.answer is not None]
+    if not failed:
+        return []
+    ok = [s for s in steps if not s.call.error]
+    index = Index()
+    rules = [ErrorRule(when="missing")]
+    names = dict.fromkeys(n for s in steps for n in s.call.arguments)
+    rules += [ErrorRule(when="enum", arg=n) for n in names if _enum(parameters, n) is not None]
+    if ok:
+        rules += _references(ok, index)
+    counts: dict[int, Counter[str]] = {}
+    parts_by: dict[str, Parts] = {}
+    for step in failed:
+        args = step.call.arguments
+        for number, rule in enumerate(rules):
+            holds, bad = fires(rule, step.pre, args, missing, parameters, index)
+            if holds:
+                slot = (rule.arg or "", bad) if bad is not None else None
+                parts = parts_of(step.call.answer or "", args, slot)
+                parts_by[canonical(parts)] = parts
+                counts.setdefault(number, Counter())[canonical(parts)] += 1
+                break
+    learned = []
+    for number in sorted(counts):
+        text, count = counts[number].most_common(1)[0]
+        update = {"template": parts_by[text], "examples": count}
+        learned.append(rules[number].model_copy(update=update))
+    return [
+        r
+        for r in learned
+        if not any(fires(r, s.pre, s.call.arguments, missing, parameters, index)[0] for s in ok)
+    ]

@@ -1,0 +1,109 @@
+"""A world: the entities the traces showed and a model of every tool, stored as JSON.
+
+An episode engine holds a state (entity key -> state, plain JSON) and calls
+:meth:`World.answer` for each tool call; the answer carries the state after it. A state
+starts from :meth:`World.initial_state` (a trace's start) or :meth:`World.task_state` (the
+starts of a task's runs). The whole base is in every state: the agent may look up any
+entity the traces showed, as it could in the real backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from judge_service.world.engine import answer_call
+from judge_service.world.expr import describe
+from judge_service.world.model import PATHS, Answer, Call, Op, ToolModel, TraceStart
+from judge_service.world.values import is_number
+
+
+def describe_op(op: Op) -> str:
+    where = ".".join(f"<{p['arg']}>" if isinstance(p, dict) else str(p) for p in op.path)
+    if op.kind == "set":
+        return f"{where} := {describe(op.expr)}"
+    if op.kind == "unset":
+        return f"{where} removed"
+    if op.kind == "shift":
+        sign, expr = op.sign, op.expr or {}
+        if is_number(expr.get("const")) and expr["const"] < 0:
+            sign, expr = -sign, {"const": -expr["const"]}
+        return f"{where} {'+' if sign > 0 else '-'}= {describe(expr)}"
+    if op.kind in ("append", "extend"):
+        return f"{where} {op.kind} {describe(op.expr)}"
+    if op.kind == "map_append":
+        return f"{where} append for each {op.where or 'element'}: {describe(op.expr)}"
+    where_arg = (op.where or {}).get("arg")
+    field = (op.where or {}).get("field")
+    if op.kind == "remove":
+        return f"{where} remove where {field or 'element'} in args.{where_arg}"
+    inner = "; ".join(describe_op(o) for o in op.ops)
+    return f"{where} where {field} in args.{where_arg}: {inner}"
+
+
+class World(BaseModel):
+    version: int = 1
+    tools: dict[str, ToolModel] = Field(default_factory=dict)
+    base: dict[str, Any] = Field(default_factory=dict)
+    #: The fields that name entities in answers, most used first.
+    key_fields: list[str] = Field(default_factory=list)
+    traces: dict[str, TraceStart] = Field(default_factory=dict)
+
+    def initial_state(self, trace_id: str) -> dict[str, Any]:
+        """The state a trace started from (its first views over the base)."""
+        return self.task_state([trace_id])
+
+    def task_state(self, trace_ids: Iterable[str]) -> dict[str, Any]:
+        """The state a task's runs started from: the first run that saw an entity wins."""
+        state = dict(self.base)
+        overrides: dict[str, Any] = {}
+        for trace_id in trace_ids:
+            start = self.traces.get(trace_id)
+            if start is not None:
+                for key, value in start.overrides.items():
+                    overrides.setdefault(key, value)
+        state.update(overrides)
+        return state
+
+    def trace_entities(self, trace_id: str) -> dict[str, Any]:
+        """Only the entities a trace showed, as it first saw them."""
+        state = self.initial_state(trace_id)
+        start = self.traces.get(trace_id)
+        return {k: state[k] for k in (start.keys if start else []) if k in state}
+
+    def answer(self, state: dict[str, Any], call: Call, paths: Collection[str] = PATHS) -> Answer:
+        """The tool's answer to ``call`` in ``state``, and the state after it."""
+        return answer_call(self.tools.get(call.name), state, call, paths, self.key_fields)
+
+    def report(self) -> dict[str, Any]:
+        """Per tool: what answers it, the transitions learned, the errors it knows."""
+        out = {}
+        for name, tool in self.tools.items():
+            entry: dict[str, Any] = {"effect": tool.effect, "calls": tool.calls}
+            if tool.read is not None:
+                entry["read"] = tool.read.model_dump(exclude_defaults=True)
+            if tool.function is not None:
+                entry["function"] = tool.function.kind
+            if tool.transition is not None:
+                entry["usable"] = tool.transition.usable
+                entry["answer"] = tool.transition.answer
+                entry["unbound_changes"] = tool.transition.unbound
+                entry["transitions"] = [
+                    {
+                        "entity": e.binding.model_dump(exclude_none=True),
+                        "ops": [describe_op(op) for op in e.ops],
+                        "unexplained": e.unexplained,
+                        "clock": e.clock,
+                        "examples": e.examples,
+                        "rejected": e.rejected,
+                    }
+                    for e in tool.transition.effects
+                ]
+            entry["errors"] = [
+                {"when": r.when, "arg": r.arg, "examples": r.examples} for r in tool.errors
+            ]
+            entry["replays"] = len(tool.replays)
+            out[name] = entry
+        return out
