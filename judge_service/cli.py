@@ -1,4 +1,4 @@
-"""``judge-service``: serve, worker, db upgrade, keys, plugins, score, local-model, forge.
+"""``judge-service``: serve, worker, db upgrade, keys, plugins, score, local-model, forge, world.
 
 Every command builds its settings once from the environment and works from any
 working directory: migrations, templates and seed rubrics come from the installed package,
@@ -22,6 +22,7 @@ from judge_service.core.settings import get_settings
 from judge_service.forge.cli import forge_app
 from judge_service.rubrics.cli import rubrics_app
 from judge_service.runs.cli import report_command
+from judge_service.world.cli import world_app
 
 app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
@@ -32,6 +33,7 @@ app.command("audit")(audit_command)
 app.add_typer(rubrics_app, name="rubrics")
 app.command("report")(report_command)
 app.add_typer(forge_app, name="forge")
+app.add_typer(world_app, name="world")
 log = logging.getLogger("judge_service")
 
 

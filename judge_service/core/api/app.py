@@ -41,6 +41,7 @@ from judge_service.runs import routes_judges as judges
 from judge_service.runs import web_pages as run_pages
 from judge_service.scoring import routes as rewards
 from judge_service.scoring import routes_openrlhf as openrlhf
+from judge_service.world import routes as world_routes
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,7 @@ def create_app(
             sign_in,
             run_pages,
             forge_routes,
+            world_routes,
         )
     ]
     for router in routers:

@@ -1,4 +1,4 @@
-"""Mining and forge jobs whose task message the broker lost, and the claim to re-send one.
+"""Mining, forge and world jobs whose task message the broker lost, and the claim to re-send.
 
 A job is *lost* when it is still ``queued`` (no worker ever started it) and its task went
 out over ``quiet_s`` seconds ago. The sweepers ask only when their process has had a free
@@ -7,7 +7,8 @@ slot for half a lease, so a message still in the queue would have been taken by 
 acknowledgement), which redelivers it if its worker dies. The embedded executor has no
 broker to redeliver: it asks for ``running`` jobs too, only when no other worker is alive
 (``worker.liveness``). Jobs have no lease: a re-sent job that a worker runs twice still
-stores each item once (mining's ``dedupe_key``, the forge's ``clear_job_output``).
+stores each item once (mining's ``dedupe_key``, the forge's ``clear_job_output``, a world's
+one write at the end).
 """
 
 from __future__ import annotations
@@ -21,15 +22,14 @@ from sqlalchemy.orm import Session
 from judge_service.core.storage.types import utcnow
 from judge_service.forge.tables import ForgeJobRow
 from judge_service.rubrics.tables import MiningJobRow
+from judge_service.world.tables import WorldRow
 
-JobKind = Literal["mining", "forge"]
+JobKind = Literal["mining", "forge", "world"]
 JobStatus = Literal["queued", "running"]
 #: What a worker behind a broker treats as lost: the broker redelivers ``running`` jobs.
 QUEUED: tuple[JobStatus, ...] = ("queued",)
-_TABLES: dict[JobKind, type[MiningJobRow] | type[ForgeJobRow]] = {
-    "mining": MiningJobRow,
-    "forge": ForgeJobRow,
-}
+JobTable = type[MiningJobRow] | type[ForgeJobRow] | type[WorldRow]
+_TABLES: dict[JobKind, JobTable] = {"mining": MiningJobRow, "forge": ForgeJobRow, "world": WorldRow}
 
 
 class LostJob(NamedTuple):
@@ -38,7 +38,7 @@ class LostJob(NamedTuple):
 
 
 def _lost(
-    table: type[MiningJobRow] | type[ForgeJobRow],
+    table: JobTable,
     now: datetime,
     quiet_s: float,
     statuses: tuple[JobStatus, ...],
@@ -56,7 +56,7 @@ def lost_jobs(
     now: datetime | None = None,
     statuses: tuple[JobStatus, ...] = QUEUED,
 ) -> list[LostJob]:
-    """Jobs of both kinds in ``statuses`` whose task went out over ``quiet_s`` seconds ago,
+    """Jobs of every kind in ``statuses`` whose task went out over ``quiet_s`` seconds ago,
     oldest first within each kind."""
     now = now or utcnow()
     found: list[LostJob] = []

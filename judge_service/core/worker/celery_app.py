@@ -20,7 +20,13 @@ from celery import Celery
 from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings
 from judge_service.core.worker.broker_transport import TRANSPORT
-from judge_service.core.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK, SCORE_TASK
+from judge_service.core.worker.task_names import (
+    FORGE_TASK,
+    JOB_TASKS,
+    MINE_TASK,
+    SCORE_TASK,
+    WORLD_TASK,
+)
 
 QUEUE = "judge_service"
 
@@ -69,7 +75,8 @@ def send_score(app: Celery, batch_id: str) -> None:
 
 
 def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int = 1) -> Celery:
-    """The Celery app with the scoring, mining and forge tasks (what ``judge-service worker`` runs).
+    """The Celery app with the scoring, mining, forge and world tasks (what
+    ``judge-service worker`` runs).
 
     The tasks are imported here, not at the top: the API sends them by name and
     never loads the pipeline."""
@@ -79,6 +86,7 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
     from judge_service.rubrics.job_mining import mine_rubric
     from judge_service.rubrics.job_review_enqueue import review_after_batch
     from judge_service.scoring.job import score_batch
+    from judge_service.world.job import run_world
 
     app = make_celery(settings)
     # Prefetch: a process fetches only when it has a free slot (Redis; with the multiplier
@@ -112,5 +120,9 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
     @app.task(name=FORGE_TASK)
     def forge_task(job_id: str) -> str:
         return run_forge(job_id, settings=settings)
+
+    @app.task(name=WORLD_TASK)
+    def world_task(world_id: str) -> str:
+        return run_world(world_id, settings=settings)
 
     return app

@@ -30,11 +30,12 @@ from judge_service.core.worker.batch_status import batch_done, live_workers
 from judge_service.core.worker.lease import Leases, score_leased
 from judge_service.core.worker.liveness import Liveness
 from judge_service.core.worker.loops import Interrupts
-from judge_service.core.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK
+from judge_service.core.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK, WORLD_TASK
 from judge_service.forge.job import run_forge
 from judge_service.rubrics.job_mining import mine_rubric
 from judge_service.rubrics.job_review_enqueue import review_after_batch
 from judge_service.scoring.job import score_batch
+from judge_service.world.job import run_world
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class InProcessDispatcher:
         )
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]] = {}
         self._lock = threading.Lock()
-        self._jobs: set[str] = set()  # mining and forge jobs running on the pool
+        self._jobs: set[str] = set()  # mining, forge and world jobs running on the pool
         self._futures: set[Future] = set()  # every task queued or running on the pool
         self._queued: set[str] = set()  # batches queued, not started yet
         self._stopped: set[str] = set()  # batches whose scoring the stop cancelled
@@ -204,7 +205,11 @@ class InProcessDispatcher:
         self._queue_batch(batch_id)
 
     def _queue_job(self, name: str, job_id: str) -> bool:
-        tasks: dict[str, JobTask] = {MINE_TASK: mine_rubric, FORGE_TASK: run_forge}
+        tasks: dict[str, JobTask] = {
+            MINE_TASK: mine_rubric,
+            FORGE_TASK: run_forge,
+            WORLD_TASK: run_world,
+        }
         if name not in tasks:
             raise KeyError(f"no task named {name!r}")
         return self._on_pool(self._run_job, tasks[name], job_id)
