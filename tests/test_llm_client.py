@@ -189,13 +189,15 @@ async def test_a_queued_call_sends_before_the_freed_slots_reply_is_used(
 
         monkeypatch.setattr(model_client._lean, "complete", sending)
     else:
-        send = llm.litellm.acompletion
+        import litellm
+
+        send = litellm.acompletion
 
         async def sending(**options: Any) -> Any:
             events.append(f"send {options['messages'][0]['content']}")
             return await send(**options)
 
-        monkeypatch.setattr(llm.litellm, "acompletion", sending)
+        monkeypatch.setattr(litellm, "acompletion", sending)
     record_parses(events, monkeypatch)
 
     async def call(name: str) -> Any:

@@ -20,9 +20,11 @@ import asyncio
 import functools
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from types import ModuleType
 from typing import Any, Literal
 
 from judge_service.domain import NO_USAGE, CallUsage
@@ -40,11 +42,26 @@ from judge_service.judging.retry import CallRetries, describe
 
 # Without this, importing litellm tries to download a price list and waits through retries.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-import litellm
-
-litellm.suppress_debug_info = True
-logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call otherwise
 log = logging.getLogger(__name__)
+
+
+@functools.cache
+def _litellm() -> ModuleType:
+    """litellm, imported on first use: the import costs ~4 s of CPU, which every ``serve``,
+    worker and command paid at start, also where no call goes through litellm (the lean
+    transport, deterministic judges)."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call otherwise
+    return litellm
+
+
+def _litellm_error(exc: BaseException, *names: str) -> bool:
+    """Whether ``exc`` is one of litellm's errors ``names``; never, before litellm is used."""
+    module = sys.modules.get("litellm")
+    return module is not None and isinstance(exc, tuple(getattr(module, n) for n in names))
+
 
 Messages = list[dict[str, Any]]
 Transport = Literal["lean", "litellm"]
@@ -69,14 +86,14 @@ class InvalidReply(ModelCallError):
 
 
 def _timed_out(exc: BaseException) -> bool:
-    return isinstance(exc, TimeoutError | litellm.Timeout)
+    return isinstance(exc, TimeoutError) or _litellm_error(exc, "Timeout")
 
 
 def _retryable(exc: BaseException) -> bool:
     """A transient failure of one attempt; never ``ModelTimeout`` (the deadline is spent)."""
     if isinstance(exc, ModelTimeout) or not isinstance(exc, Exception):
         return False
-    if isinstance(exc, litellm.APIConnectionError | ConnectionError | TimeoutError):
+    if isinstance(exc, ConnectionError | TimeoutError) or _litellm_error(exc, "APIConnectionError"):
         return True
     return getattr(exc, "status_code", None) in _RETRY_STATUS
 
@@ -94,7 +111,7 @@ def _cost(response: Any) -> float:
     if model in _UNPRICED:
         return 0.0
     try:
-        cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+        cost = float(_litellm().completion_cost(completion_response=response) or 0.0)
     except Exception:
         cost = 0.0
     if cost == 0.0:
@@ -134,6 +151,8 @@ class ModelClient:
         self.transport = transport
         self._limits: LoopLocal = {}
         self._lean = OpenAITransport()
+        if transport == "litellm":  # loaded with the client, not inside a first call's deadline
+            _litellm()
 
     @classmethod
     def from_settings(cls, settings: Any) -> ModelClient:
@@ -279,7 +298,7 @@ class ModelClient:
                     reply = await self._lean.complete(lean, request, messages)
                     answer = reply.text, _lean_usage(model, reply, free)
                 else:
-                    response = await litellm.acompletion(
+                    response = await _litellm().acompletion(
                         messages=messages, timeout=left, num_retries=0, max_retries=0, **request
                     )
                     answer = _text(response), _usage(response, free)

@@ -14,8 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib.util
+import json
 import os
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import aiohttp
@@ -91,6 +95,23 @@ def _endpoint(base: str, key: str | None, model: str) -> Endpoint:
     return Endpoint(url, headers, model, reasoning)
 
 
+def price_map() -> dict[str, Any]:
+    """litellm's price map: ``litellm.model_cost`` once litellm is in use (it holds any model
+    registered since), else the file it loads that table from (offline, as
+    ``LITELLM_LOCAL_MODEL_COST_MAP`` has it), read without importing litellm (~4 s of CPU)."""
+    module = sys.modules.get("litellm")
+    return module.model_cost if module is not None else _bundled_price_map()
+
+
+@functools.cache
+def _bundled_price_map() -> dict[str, Any]:
+    spec = importlib.util.find_spec("litellm")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return json.loads((folder / "model_prices_and_context_window_backup.json").read_bytes())
+
+
 @functools.lru_cache(maxsize=256)
 def price(spec: str) -> tuple[float, float]:
     """Dollars per prompt and per completion token, from litellm's price map (0 when unknown).
@@ -98,12 +119,14 @@ def price(spec: str) -> tuple[float, float]:
     Looked up once per model; ``hosted_vllm/`` models are priced only under their full spec
     (a self-hosted model is free unless someone priced it).
     """
-    import litellm  # already imported by judge_service.judging.client; the price map is its table
-
     provider, _, model = spec.partition("/")
     names = [spec, model] if provider == "openai" else [spec]
     for name in names:
-        entry = litellm.model_cost.get(name)
+        entry = price_map().get(name)
+        if entry and entry.get("input_cost_per_token") is None and "litellm" not in sys.modules:
+            import litellm  # an alias (``…-latest``) that litellm prices from another entry
+
+            entry = litellm.model_cost.get(name)
         if entry:
             prompt = float(entry.get("input_cost_per_token") or 0.0)
             return prompt, float(entry.get("output_cost_per_token") or 0.0)

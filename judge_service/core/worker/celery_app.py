@@ -79,14 +79,13 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
     ``judge-service worker`` runs).
 
     The tasks are imported here, not at the top: the API sends them by name and
-    never loads the pipeline."""
+    never loads the pipeline. The forge's, mining's and worlds' jobs are imported when one
+    runs: they bring scikit-learn (~2 s of CPU), which a worker that only scores never needs."""
     from judge_service.core.worker.lease import score_leased
     from judge_service.core.worker.process import connect_worker_process
-    from judge_service.forge.job import run_forge
-    from judge_service.rubrics.job_mining import mine_rubric
+    from judge_service.judging.client import get_client
     from judge_service.rubrics.job_review_enqueue import review_after_batch
     from judge_service.scoring.job import score_batch
-    from judge_service.world.job import run_world
 
     app = make_celery(settings)
     # Prefetch: a process fetches only when it has a free slot (Redis; with the multiplier
@@ -102,6 +101,7 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
     )
     registry = Registry()
     after_scored = review_after_batch(settings)
+    get_client(settings)  # before the fork and the first deadline (litellm's import, if used)
 
     @app.task(name=SCORE_TASK)
     def score_batch_task(batch_id: str) -> str:
@@ -115,14 +115,20 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
 
     @app.task(name=MINE_TASK)
     def mine_rubric_task(job_id: str) -> str:
+        from judge_service.rubrics.job_mining import mine_rubric
+
         return mine_rubric(job_id, settings=settings)
 
     @app.task(name=FORGE_TASK)
     def forge_task(job_id: str) -> str:
+        from judge_service.forge.job import run_forge
+
         return run_forge(job_id, settings=settings)
 
     @app.task(name=WORLD_TASK)
     def world_task(world_id: str) -> str:
+        from judge_service.world.job import run_world
+
         return run_world(world_id, settings=settings)
 
     return app

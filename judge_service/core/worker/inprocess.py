@@ -31,11 +31,9 @@ from judge_service.core.worker.lease import Leases, score_leased
 from judge_service.core.worker.liveness import Liveness
 from judge_service.core.worker.loops import Interrupts
 from judge_service.core.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK, WORLD_TASK
-from judge_service.forge.job import run_forge
-from judge_service.rubrics.job_mining import mine_rubric
+from judge_service.judging.client import get_client
 from judge_service.rubrics.job_review_enqueue import review_after_batch
 from judge_service.scoring.job import score_batch
-from judge_service.world.job import run_world
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +68,9 @@ class InProcessDispatcher:
             settings, self.leases, self._resend, self._send_job, own_jobs=self._own_jobs
         )
         self._started = False
+        # the model client now, not in the first batch's deadline (with JS_OPENAI_TRANSPORT=
+        # litellm, building it imports litellm: seconds of CPU)
+        get_client(settings)
 
     def start(self) -> None:
         """Beat and sweep once now, then start the heartbeat and sweeper threads.
@@ -205,6 +206,12 @@ class InProcessDispatcher:
         self._queue_batch(batch_id)
 
     def _queue_job(self, name: str, job_id: str) -> bool:
+        # imported on the first job, not at start: the forge's clustering alone brings
+        # scikit-learn (~2 s of CPU), which a service that only scores never needs
+        from judge_service.forge.job import run_forge
+        from judge_service.rubrics.job_mining import mine_rubric
+        from judge_service.world.job import run_world
+
         tasks: dict[str, JobTask] = {
             MINE_TASK: mine_rubric,
             FORGE_TASK: run_forge,
