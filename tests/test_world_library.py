@@ -20,12 +20,13 @@ from typing import Any
 
 import pytest
 
+from judge_service.forge.calls import parse_payload
 from judge_service.forge.traces import parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.learn_ops import Example, learn_ops
 from judge_service.world.lookup import Ctx
 from judge_service.world.model import PATHS, Answer, Call
-from judge_service.world.values import parse_payload, payload_of
+from judge_service.world.values import payload_of
 from judge_service.world.world import World
 
 MEMBERS = {

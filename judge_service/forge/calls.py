@@ -53,11 +53,10 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return {}
 
 
-def _payload(text: str | None) -> Any:
-    """The answer as data: JSON, or a Python literal (agents that log ``str(dict)``)."""
-    if text is None:
-        return None
-    stripped = text.strip()
+def parse_payload(text: str | None) -> Any:
+    """A tool's answer as data where it is an object or a list: JSON, or a Python literal as
+    agents that log ``str(dict)`` write it; else ``None``."""
+    stripped = (text or "").strip()
     if not stripped or stripped[0] not in "[{":
         return None
     try:
@@ -117,7 +116,7 @@ def tool_calls(trace: Trace) -> list[ToolCall]:
             used.add(match[0])
         message = match[1] if match else None
         text = content_text(message.get("content")) if message else None
-        payload = _payload(text)
+        payload = parse_payload(text)
         calls.append(
             ToolCall(
                 index=index,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall, is_error_answer
+from judge_service.forge.calls import ToolCall, is_error_answer, parse_payload
 from judge_service.world.errors import Missing, answer_error
 from judge_service.world.functions import call_function
 from judge_service.world.lookup import Ctx, merge
@@ -23,7 +23,7 @@ from judge_service.world.reads import project, read_value, select
 from judge_service.world.replay import fingerprint
 from judge_service.world.text import fill
 from judge_service.world.transitions import bound_key
-from judge_service.world.values import MISSING, parse_payload, payload_of, render
+from judge_service.world.values import MISSING, payload_of, render
 
 State = dict[str, Any]
 

@@ -7,7 +7,6 @@ reads like the real one.
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 from collections.abc import Sequence
@@ -162,19 +161,3 @@ def payload_of(text: str | None, parsed: Any) -> Any:
     if parsed is not None:
         return parsed
     return (text or "").strip()
-
-
-def parse_payload(text: str | None) -> Any:
-    """A tool's text as data where it is an object or a list (JSON, or a Python literal as
-    agents that log ``str(dict)`` write it), else ``None``."""
-    stripped = (text or "").strip()
-    if not stripped or stripped[0] not in "[{":
-        return None
-    try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return ast.literal_eval(stripped)  # literals only: no code runs
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
