@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.job_rows import start_job_row
 from judge_service.core.storage.types import safe_text, utcnow
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
 
@@ -55,12 +56,7 @@ def get_job(*, session: Session, job_id: str) -> ForgeJobRow | None:
 
 def start_job(*, session: Session, job_id: str) -> bool:
     """Mark a queued (or re-delivered running) job as running; False if it already ended."""
-    result = session.execute(
-        update(ForgeJobRow)
-        .where(ForgeJobRow.id == job_id, ForgeJobRow.status.in_(("queued", "running")))
-        .values(status="running", started_at=utcnow())
-    )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return start_job_row(session=session, table=ForgeJobRow, job_id=job_id)
 
 
 def finish_job(

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.job_rows import start_job_row
 from judge_service.core.storage.types import safe_text, utcnow
 from judge_service.rubrics.tables import MiningJobRow
 
@@ -43,12 +44,7 @@ def get_job(*, session: Session, job_id: str) -> MiningJobRow | None:
 
 def start_job(*, session: Session, job_id: str) -> bool:
     """Mark a queued (or a re-delivered running) job as running; False if it already ended."""
-    result = session.execute(
-        update(MiningJobRow)
-        .where(MiningJobRow.id == job_id, MiningJobRow.status.in_(("queued", "running")))
-        .values(status="running", started_at=utcnow())
-    )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return start_job_row(session=session, table=MiningJobRow, job_id=job_id)
 
 
 def finish_job(

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from judge_service.core.storage.job_rows import start_job_row
 from judge_service.core.storage.types import safe_text, utcnow
 from judge_service.forge.tables import ForgeJobRow
 from judge_service.world.tables import WorldRow
@@ -77,12 +78,7 @@ def list_worlds(
 
 def start_world(*, session: Session, world_id: str) -> bool:
     """Mark a queued (or re-delivered running) build as running; False if it already ended."""
-    result = session.execute(
-        update(WorldRow)
-        .where(WorldRow.id == world_id, WorldRow.status.in_(("queued", "running")))
-        .values(status="running", started_at=utcnow())
-    )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return start_job_row(session=session, table=WorldRow, job_id=world_id)
 
 
 def finish_world(
