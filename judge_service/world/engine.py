@@ -15,7 +15,7 @@ from typing import Any
 from judge_service.forge.calls import ToolCall, is_error_answer, parse_payload
 from judge_service.world.errors import Missing, answer_error
 from judge_service.world.functions import call_function
-from judge_service.world.lookup import Ctx, merge
+from judge_service.world.lookup import Ctx, Index, merge
 from judge_service.world.model import PATHS, Answer, AnswerPath, Call, ToolModel
 from judge_service.world.observe import shown
 from judge_service.world.ops import apply_ops
@@ -78,7 +78,9 @@ def _needed(state: State, note: str = "") -> Answer:
     )
 
 
-def _read(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+def _read(
+    tool: ToolModel, state: State, call: Call, known: Sequence[str], index: Index | None
+) -> Answer | None:
     rule = tool.read
     if rule is None:
         return None
@@ -91,7 +93,9 @@ def _read(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> An
     return _answer(render(value, tool.format), "read", state)
 
 
-def _write(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+def _write(
+    tool: ToolModel, state: State, call: Call, known: Sequence[str], index: Index | None
+) -> Answer | None:
     transition = tool.transition
     if transition is None or not transition.usable:
         return None
@@ -106,7 +110,7 @@ def _write(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> A
         key = bound_key(effect.binding, args, first)
         if key is None or key not in state:
             continue
-        new = apply_ops(after[key], effect.ops, Ctx(args, after[key], state))
+        new = apply_ops(after[key], effect.ops, Ctx(args, after[key], state, index=index))
         if new is MISSING:
             if number == 0:
                 return None
@@ -125,7 +129,9 @@ def _write(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> A
     return _answer(text, "transition", after, note=note)
 
 
-def _function(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+def _function(
+    tool: ToolModel, state: State, call: Call, known: Sequence[str], index: Index | None
+) -> Answer | None:
     if tool.effect != "read" or tool.function is None:
         return None
     text = call_function(tool.function, call.arguments)
@@ -137,7 +143,9 @@ def _function(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -
     return _answer(text, "function", after, error=error)
 
 
-def _replay(tool: ToolModel, state: State, call: Call, known: Sequence[str]) -> Answer | None:
+def _replay(
+    tool: ToolModel, state: State, call: Call, known: Sequence[str], index: Index | None
+) -> Answer | None:
     if not tool.replays:
         return None
     found = tool.replays.get(fingerprint(call.name, call.arguments, state))
@@ -158,19 +166,23 @@ def answer_call(
     call: Call,
     paths: Collection[str] = PATHS,
     known: Sequence[str] = (),
+    index: Index | None = None,
 ) -> Answer:
     """The answer to ``call`` in ``state`` by the first of ``paths`` that has one
-    (``known``: the fields that name entities, :attr:`World.key_fields`)."""
+    (``known``: the fields that name entities, :attr:`World.key_fields`; ``index``: where
+    ids are, kept between calls so that a lookup by id does not walk every entity)."""
     if tool is None:
         return _needed(state, "unknown tool")
     own: AnswerPath = "transition" if tool.effect == "write" else "read"
     if own in paths:
-        error = answer_error(tool.errors, state, call.arguments, missing_for(tool), tool.parameters)
+        error = answer_error(
+            tool.errors, state, call.arguments, missing_for(tool), tool.parameters, index
+        )
         if error is not None:
             return _answer(error, own, state, error=True)
     for path, step in STEPS.items():
         if path in paths:
-            found = step(tool, state, call, known)
+            found = step(tool, state, call, known, index)
             if found is not None:
                 return found
     return _needed(state)

@@ -67,10 +67,11 @@ def answer_error(
     args: Mapping[str, Any],
     missing: Missing | None,
     parameters: Mapping[str, Any],
+    index: Index | None = None,
 ) -> str | None:
     """The error text of the first rule whose condition holds (``None``: no error)."""
     for rule in rules:
-        holds, bad = fires(rule, state, args, missing, parameters)
+        holds, bad = fires(rule, state, args, missing, parameters, index)
         if holds:
             return fill(rule.template, args, bad)
     return None

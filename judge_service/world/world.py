@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from judge_service.world.engine import answer_call
 from judge_service.world.expr import describe
+from judge_service.world.lookup import Index
 from judge_service.world.model import PATHS, Answer, Call, Op, ToolModel, TraceStart
 from judge_service.world.values import is_number
 
@@ -50,6 +51,15 @@ class World(BaseModel):
     #: The fields that name entities in answers, most used first.
     key_fields: list[str] = Field(default_factory=list)
     traces: dict[str, TraceStart] = Field(default_factory=dict)
+    #: Where ids are in the entity states answers have read (by identity: a state is never
+    #: changed in place, a change makes a new object). Kept between answers, so a lookup by
+    #: id does not walk every entity of a type; emptied when it outgrows the base, since
+    #: episodes keep making new states.
+    _index: Index = PrivateAttr(default_factory=Index)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when what was learned is (the index is a cache, not part of a world)."""
+        return isinstance(other, World) and self.__dict__ == other.__dict__
 
     def initial_state(self, trace_id: str) -> dict[str, Any]:
         """The state a trace started from (its first views over the base)."""
@@ -57,15 +67,17 @@ class World(BaseModel):
 
     def task_state(self, trace_ids: Iterable[str]) -> dict[str, Any]:
         """The state a task's runs started from: the first run that saw an entity wins."""
-        state = dict(self.base)
+        return {**self.base, **self.task_overrides(trace_ids)}
+
+    def task_overrides(self, trace_ids: Iterable[str]) -> dict[str, Any]:
+        """What :meth:`task_state` holds that differs from the base."""
         overrides: dict[str, Any] = {}
         for trace_id in trace_ids:
             start = self.traces.get(trace_id)
             if start is not None:
                 for key, value in start.overrides.items():
                     overrides.setdefault(key, value)
-        state.update(overrides)
-        return state
+        return overrides
 
     def trace_entities(self, trace_id: str) -> dict[str, Any]:
         """Only the entities a trace showed, as it first saw them."""
@@ -75,7 +87,10 @@ class World(BaseModel):
 
     def answer(self, state: dict[str, Any], call: Call, paths: Collection[str] = PATHS) -> Answer:
         """The tool's answer to ``call`` in ``state``, and the state after it."""
-        return answer_call(self.tools.get(call.name), state, call, paths, self.key_fields)
+        if len(self._index.roots) > 4 * len(self.base) + 1024:
+            self._index = Index()
+        tool = self.tools.get(call.name)
+        return answer_call(tool, state, call, paths, self.key_fields, self._index)
 
     def report(self) -> dict[str, Any]:
         """Per tool: what answers it, the transitions learned, the errors it knows."""

@@ -1,0 +1,125 @@
+"""A task's script: what one episode of it is played from, built once at reset.
+
+From the forge task and its runs' traces (:func:`script_for`): the traced system prompt and
+tools, the replayed user's turns within the goal (the seed picks the run, among those that
+reached the reference), and the runs whose starts are the episode's initial state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from judge_service.forge.entities import canonical
+from judge_service.forge.goals import goals, user_words
+from judge_service.forge.traces import Trace, content_text
+from judge_service.world.user import closest, run_turns
+
+
+class Script(BaseModel):
+    """What one task's episode is played from (:mod:`judge_service.world.script`)."""
+
+    task_id: str
+    goal: str | None = None
+    system: str | None = None
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    user_turns: list[str] = Field(default_factory=list)
+    exchanges: list[dict[str, Any]] = Field(default_factory=list)
+    start_traces: list[str] = Field(default_factory=list)
+    reference: dict[str, Any] | None = None
+    #: The run whose user is replayed, and whether its last turn ends the conversation.
+    user_trace: str | None = None
+    user_ends: bool = True
+
+
+def _runs(task: Mapping[str, Any], traces: Mapping[str, Trace]) -> tuple[list[str], list[str]]:
+    """The task's runs (first run first), and those whose user may be replayed: the runs
+    among ``traces`` that reached the reference, else all runs among ``traces``."""
+    source = task.get("source") or {}
+    listed = [str(t) for t in source.get("traces") or []]
+    if not listed and source.get("trace_id"):
+        listed = [str(source["trace_id"])]
+    available = [t for t in listed if t in traces]
+    reference = task.get("end_state")
+    agreeing: set[str] = set()
+    if reference is not None:
+        want = canonical(reference)
+        for candidate in task.get("end_states") or []:
+            if isinstance(candidate, Mapping) and canonical(candidate.get("end_state")) == want:
+                agreeing.update(str(t) for t in candidate.get("traces") or [])
+    return listed, [t for t in available if t in agreeing] or available
+
+
+def _spans(task: Mapping[str, Any], trace: Trace, first: bool) -> list[list[int]]:
+    """The goal's messages in the run, ``[start, end]`` spans: from the task's evidence,
+    else the forge's goal that starts at the task's turn (its first run), else the run's
+    goal most like the task's."""
+    source = task.get("source") or {}
+    for entry in source.get("evidence") or []:
+        if isinstance(entry, Mapping) and str(entry.get("trace_id")) == trace.id:
+            spans = [
+                [int(s[0]), int(s[1])]
+                for s in entry.get("turns") or []
+                if isinstance(s, list | tuple) and len(s) == 2 and all(type(i) is int for i in s)
+            ]
+            if spans:
+                return spans
+    found = goals(trace)
+    turn = source.get("turn")
+    if first and isinstance(turn, int):
+        for goal in found:
+            if goal.start == turn:
+                return [[goal.start, goal.end - 1]]
+    text = str(task.get("goal") or source.get("request") or "")
+    best = closest([g.user_text for g in found], text) if len(found) > 1 else 0
+    goal = found[best or 0]
+    return [[goal.start, goal.end - 1]]
+
+
+def _system(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    for message in messages:
+        if message.get("role") in ("system", "developer"):
+            return content_text(message.get("content"))
+    return None
+
+
+def script_for(task: Mapping[str, Any], traces: Mapping[str, Trace], seed: int) -> Script:
+    """The script of a forge task (``{"id", "goal", "end_state", "end_states"?, "source":
+    {"traces", "turn", "evidence"?}, "prompt", "tools"}``) from its runs' ``traces``. The
+    seed picks the run whose user is replayed (``seed % runs``, among the runs that reached
+    the reference when the task says which did). Without any of its runs (or any user turn
+    in the run's goal), the task's prompt gives the opening turn, the only one."""
+    listed, pool = _runs(task, traces)
+    prompt = [m for m in task.get("prompt") or [] if isinstance(m, Mapping)]
+    tools = [t for t in task.get("tools") or [] if isinstance(t, dict)]
+    script = Script(
+        task_id=str(task.get("id") or ""),
+        goal=task.get("goal"),
+        system=_system(prompt),
+        tools=tools,
+        start_traces=listed,
+        reference=task.get("end_state"),
+    )
+    chosen = traces[pool[seed % len(pool)]] if pool else None
+    if chosen is not None:
+        first = chosen.id == str((task.get("source") or {}).get("trace_id") or listed[0])
+        turns, exchanges, ends = run_turns(chosen, _spans(task, chosen, first))
+        script.system = _system(chosen.messages) or script.system
+        script.tools = [t for t in chosen.tools or [] if isinstance(t, dict)] or tools
+        if turns:
+            script.user_trace = chosen.id
+            script.user_turns, script.exchanges, script.user_ends = turns, exchanges, ends
+            return script
+    opening = next(
+        (
+            user_words(content_text(m.get("content")))
+            for m in reversed(prompt)
+            if m.get("role") == "user"
+        ),
+        "",
+    )
+    script.user_turns = [opening] if opening else []
+    script.exchanges = [{"asked": "", "said": opening}] if opening else []
+    return script
