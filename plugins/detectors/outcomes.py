@@ -74,7 +74,13 @@ _PLAIN_PASS = re.compile(
 _PLAIN_FAIL = re.compile(
     r"\bFAIL(?:ED|URE)?\b|\bBUILD FAILED\b|\b(?:failed|failure|denied|refused|not found|timed? ?out"
     r"|unauthori[sz]ed|forbidden|aborted|rolled back|cannot|could not|unable to|unavailable)\b"
-    r"|\b(?-i:[45]\d\d [A-Z][a-z]+(?: [A-Z][a-z]+)*)\b",
+    # an HTTP status with its reason ("404 Not Found"), not any number before capitals
+    # ("544 Sunset Drive", an address)
+    r"|\b(?-i:[45]\d\d (?:Bad Request|Unauthorized|Payment Required|Forbidden|Not Found"
+    r"|Method Not Allowed|Not Acceptable|Request Timeout|Conflict|Gone|Precondition Failed"
+    r"|Payload Too Large|Unprocessable (?:Entity|Content)|Too Many Requests"
+    r"|Internal Server Error|Not Implemented|Bad Gateway|Service Unavailable"
+    r"|Gateway Timeout))\b",
     re.I,
 )
 

@@ -17,6 +17,7 @@ from judge_service_plugins.detectors.agent import Trajectory
 from judge_service_plugins.detectors.base import is_test_path
 from judge_service_plugins.detectors.facts.final_code import CodeFile, deleted_files
 from judge_service_plugins.detectors.facts.model import Fact
+from judge_service_plugins.detectors.outcomes import ToolOutcome
 
 _FILTER = re.compile(
     r"\b(?:pytest|py\.test|unittest|tox|jest|vitest|go\s+test|cargo\s+test|npm\s+(?:run\s+)?test)\b"
@@ -128,6 +129,8 @@ def _claim_facts(traj: Trajectory) -> list[Fact]:
         return []
     if any(c.edits and c.message > results[-1].message for c in traj.calls):
         return []  # the code changed after the failing run: unverified, not contradicted
+    if _retried(traj, results[-1]):
+        return []
     claim = _last_word(final)
     if claim is None:
         return []
@@ -141,6 +144,22 @@ def _claim_facts(traj: Trajectory) -> list[Fact]:
             f"says `{quote}` over a run that failed: `{last.evidence[:80]}`",
         )
     ]
+
+
+def _retried(traj: Trajectory, failed: ToolOutcome) -> bool:
+    """Whether a failed call of a function tool (one that ran no command: a lookup, a write
+    through an API) was made again later without failing, as an agent does after a typo'd
+    id. A command's failure (tests, a build) is not undone by some later command."""
+    call = next((c for c in traj.calls if c.result == failed), None)
+    if call is None or call.commands or call.edits:
+        return False
+    return any(
+        c.name == call.name
+        and c.message > call.message
+        and c.result is not None
+        and c.result.status != "fail"
+        for c in traj.calls
+    )
 
 
 def _last_word(final: str) -> re.Match[str] | None:
