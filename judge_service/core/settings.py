@@ -189,6 +189,11 @@ class Settings(BaseSettings):
     known_hacks_limit: int = Field(
         default=500, ge=0, description="Most known-hack corpus entries compared per batch."
     )
+    episodes_open_per_key: int = Field(
+        default=1024,
+        ge=1,
+        description="Most open episodes one API key may hold (past it a reset is 429).",
+    )
     key_cache_s: float = Field(
         default=5.0,
         ge=0,

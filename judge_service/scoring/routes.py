@@ -14,6 +14,7 @@ from judge_service.core.api.deps import AnyKey, ScopeDep, TrainerKey
 from judge_service.core.api.error_docs import errors
 from judge_service.core.api.worker_gate import WorkerAlive
 from judge_service.scoring.web_submission import Answer, read, settle, submit_and_wait
+from judge_service.world.episode_reward import refuse_world_verdicts
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 
@@ -42,6 +43,7 @@ async def create_rewards(
     scope: ScopeDep,
 ):
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
+    refuse_world_verdicts(body)  # only an episode of a world sets its end-state verdict
     answer = await submit_and_wait(body, state=request.app.state, key=key, scope=scope)
     return _answer(answer, compact=body.detail == "compact")
 

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from judge_service.world.actions import parse_action, tool_schemas
+from judge_service.world.actions import parse_action
 from judge_service.world.model import Call
 from judge_service.world.script import Script, script_for
 from judge_service.world.user import REPLAY, SimulatedUser
@@ -198,7 +198,7 @@ def act(
     step = _Step(world, episode)
     ended_by: Literal["user", "agent", "max_turns"] | None = None
     if not (end and (action is None or (isinstance(action, dict) and not action))):
-        parsed = parse_action(action, world.tools, tool_schemas(script.tools), f"call_{turns}")
+        parsed = parse_action(action, world.tools, script.schemas(), f"call_{turns}")
         if parsed.message is not None:
             step.messages.append(parsed.message)
         if parsed.error is not None:

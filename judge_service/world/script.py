@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from judge_service.forge.entities import canonical
 from judge_service.forge.goals import goals, user_words
 from judge_service.forge.traces import Trace, content_text
+from judge_service.world.actions import tool_schemas
 from judge_service.world.user import closest, run_turns
 
 
@@ -32,6 +33,17 @@ class Script(BaseModel):
     #: The run whose user is replayed, and whether its last turn ends the conversation.
     user_trace: str | None = None
     user_ends: bool = True
+    _schemas: dict[str, dict[str, Any]] | None = PrivateAttr(default=None)
+
+    def schemas(self) -> dict[str, dict[str, Any]]:
+        """Tool name -> its parameters' schema, read once (a script serves every step)."""
+        if self._schemas is None:
+            self._schemas = tool_schemas(self.tools)
+        return self._schemas
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when the fields are (the schemas read are a cache)."""
+        return isinstance(other, Script) and self.__dict__ == other.__dict__
 
 
 def _runs(task: Mapping[str, Any], traces: Mapping[str, Trace]) -> tuple[list[str], list[str]]:

@@ -41,7 +41,10 @@ from judge_service.runs import routes_judges as judges
 from judge_service.runs import web_pages as run_pages
 from judge_service.scoring import routes as rewards
 from judge_service.scoring import routes_openrlhf as openrlhf
+from judge_service.scoring.web_submission import submit_and_wait
 from judge_service.world import routes as world_routes
+from judge_service.world import routes_episodes as episode_routes
+from judge_service.world import routes_verify as verify_routes
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +163,8 @@ def create_app(
     app.state.registry = plugins
     app.state.checked_keys = CheckedKeys(settings.key_cache_s)
     app.state.shutdown = Shutdown(settings.shutdown_grace_s)  # driven by ``api.server``
+    # the one submission path, for the features that score besides /v1/rewards (episodes)
+    app.state.submit_rewards = submit_and_wait
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(ValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]
@@ -171,11 +176,14 @@ def create_app(
     )
     app.add_middleware(RequestDeadline, timeout_s=settings.request_timeout_s)
     app.add_middleware(SecurityHeaders)  # outermost: the guard's own answers get it too
+    # Routes are tried in this order, one by one, on every request: the hot paths first (a
+    # GRPO step's rewards, an episode's steps).
     routers = [
         module.router
         for module in (
             health,
             rewards,
+            episode_routes,
             keys,
             openrlhf,
             rubrics,
@@ -187,6 +195,7 @@ def create_app(
             run_pages,
             forge_routes,
             world_routes,
+            verify_routes,
         )
     ]
     for router in routers:

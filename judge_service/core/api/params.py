@@ -19,7 +19,7 @@ from judge_service.wire import CONTROL_CHARACTERS
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 
-def plain_params(request: Request) -> None:
+async def plain_params(request: Request) -> None:
     """422 naming the first path or query parameter that holds a control character."""
     for where, items in (
         ("path", request.path_params.items()),

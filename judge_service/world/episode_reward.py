@@ -1,0 +1,180 @@
+"""An ended episode through the normal reward path: one sample of its run's step.
+
+The episode's trajectory becomes one sample of ``run_id``/``step``: id the episode's, prompt
+its opening (the messages up to and including the first user turn: the system prompt and
+that turn), completion the rest, ``group_id`` the task (so a GRPO group of one task has group
+statistics and the run's tiers see the task), metadata ``{"world_verdict": <the verdict>}``.
+It is scored by the plugin judge ``world_end_state`` (1.0 or 0.0 from the verdict; masked
+when the world could not decide) and audited by the default detectors plus ``world_claims``
+(a claim of success the end state contradicts). The run page, tiers and review then see
+episodes as they see any sample.
+
+**Why through ``app.state.submit_rewards``.** There is one submission path (validate, store,
+dispatch, wait, answer: ``scoring/web_submission.py``), and an episode's sample must take it,
+with the wait and deadline of ``POST /v1/rewards``. That module is the scoring feature's web
+layer, which no other feature may import (``tests/test_feature_rules.py``), and moving it into
+the core would move scoring's whole request handling with it. So the core's app, the one
+place that wires features together, hands it to every feature as ``app.state.submit_rewards``
+(as it hands them ``dispatcher`` and ``registry``); this module reaches it through the
+request and imports nothing of HTTP, the database or the queue.
+
+Only this path sets ``world_verdict``: ``POST /v1/rewards`` refuses a sample that carries it
+(:func:`refuse_world_verdicts`), so a trainer cannot plant its own end-state reward.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from judge_service import wire
+from judge_service.access.projects import Scope, scope_of
+from judge_service.audit.detectors import resolve_detectors
+from judge_service.core.errors import NoWorker, ShuttingDown, ValidationFailed
+
+#: The sample metadata key of an episode's verdict; set only here.
+WORLD_VERDICT = "world_verdict"
+JUDGE = "world_end_state"
+DETECTOR = "world_claims"
+#: Seconds a client is asked to wait when no worker is alive (as the rewards route's gate).
+RETRY_AFTER_S = 5
+
+
+def refuse_world_verdicts(body: wire.RewardRequest) -> None:
+    """422 naming ``samples[i].metadata.world_verdict`` when a request sets it: only an
+    episode of a world does (its reward is read from it)."""
+    for index, sample in enumerate(body.samples):
+        if WORLD_VERDICT in sample.metadata:
+            field = f"samples[{index}].metadata.{WORLD_VERDICT}"
+            raise ValidationFailed(
+                f"{field}: only an episode of a world sets it (POST /v1/episodes/{{id}}/step "
+                "scores the episode); leave it out of a request",
+                detail={"field": field},
+            )
+
+
+def split_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[dict]]:
+    """``(prompt, completion)``: the messages up to and including the first user turn (an
+    episode's opening observation: system prompt and first user turn), then the rest."""
+    items = [dict(m) for m in messages]
+    first_user = next((i for i, m in enumerate(items) if m.get("role") == "user"), 1)
+    return items[: first_user + 1], items[first_user + 1 :]
+
+
+def episode_request(
+    *,
+    episode_id: str,
+    messages: Sequence[Mapping[str, Any]],
+    verdict: Mapping[str, Any],
+    run_id: str | None,
+    step: int | None,
+    task_id: str | None,
+    detectors: list[str],
+) -> wire.RewardRequest:
+    """The one-sample request an episode is scored by; raises ``ValidationError`` when its
+    messages are not chat messages the wire accepts."""
+    prompt, completion = split_messages(messages)
+    sample = {
+        "id": episode_id,
+        "group_id": task_id,
+        "prompt": prompt,
+        "completion": completion,
+        "metadata": {WORLD_VERDICT: dict(verdict)},
+    }
+    return wire.RewardRequest.model_validate(
+        {
+            "samples": [sample],
+            "judges": [{"name": JUDGE}],
+            "detectors": detectors,
+            "run_id": run_id,
+            "step": step,
+            # a retried end of the same episode finds its batch, not a second sample
+            "idempotency_key": f"episode:{episode_id}",
+        }
+    )
+
+
+def episode_detectors(state: Any) -> list[str]:
+    """The service's default detectors (``JS_DETECTORS``, else every installed one that
+    calls no model), with ``world_claims`` added when they leave it out."""
+    names = resolve_detectors(None, settings=state.settings, registry=state.registry)
+    return names if DETECTOR in names else [*names, DETECTOR]
+
+
+def masked(episode_id: str, kind: wire.FailureKind, reason: str) -> dict[str, Any]:
+    """A result with no reward, and why (never a silent 0)."""
+    result = wire.SampleResult(
+        id=episode_id, reward=None, valid=False, failure_kind=kind, failure_reason=reason
+    )
+    return result.model_dump(mode="json")
+
+
+async def _check_worker(state: Any) -> None:
+    """The rewards route's gate: no sample is stored that nothing would score."""
+    if state.shutdown.draining:
+        raise ShuttingDown()
+    if not await state.dispatcher.available():
+        grace = state.settings.worker_grace_s
+        raise NoWorker(
+            f"no worker has been alive for {grace:g} s: nothing would score this episode",
+            retry_after_s=RETRY_AFTER_S,
+            detail={"worker_grace_s": grace},
+        )
+
+
+async def score_episode(
+    request: Any,
+    *,
+    key: Any,
+    episode_id: str,
+    messages: list[dict],
+    verdict: dict,
+    run_id: str | None,
+    step: int | None,
+    task_id: str | None = None,
+    project: str | None = None,
+) -> dict:
+    """Score an ended episode as one sample of ``run_id``/``step`` and wait for it, as
+    ``POST /v1/rewards`` waits (its deadline: ``JS_DEFAULT_TIMEOUT_S``).
+
+    Returns the sample's result as the wire's ``SampleResult`` JSON, findings included; a
+    masked one with the reason when the messages are not a valid sample or the service
+    stopped before it was scored. ``task_id`` groups the sample; ``project`` is the
+    episode's (default: the caller's, as ``?project=`` names it). Raises the rewards route's
+    errors (503 with no worker, 409 on a reused idempotency key)."""
+    state = request.app.state
+    scope = Scope(project, project) if project else scope_of(key.project, _asked(request))
+    try:
+        body = episode_request(
+            episode_id=episode_id,
+            messages=messages,
+            verdict=verdict,
+            run_id=run_id,
+            step=step,
+            task_id=task_id,
+            detectors=episode_detectors(state),
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        return masked(episode_id, "bad_sample", f"not a valid sample: {where}: {error['msg']}")
+    await _check_worker(state)
+    answer = await state.submit_rewards(body, state=state, key=key, scope=scope)
+    if answer.status != "done" or not answer.results:
+        return masked(
+            episode_id,
+            "timeout",
+            f"the service stopped before the episode was scored; its batch {answer.batch_id} "
+            f"resumes when the service is back: GET /v1/rewards/{answer.batch_id}",
+        )
+    result = json.loads(answer.to_json())["results"][0]
+    return wire.SampleResult.model_validate(result).model_dump(mode="json")
+
+
+def _asked(request: Any) -> str | None:
+    """The ``?project=`` the caller named, as the routes' scope reads it."""
+    params = getattr(request, "query_params", None)
+    return params.get("project") if params is not None else None

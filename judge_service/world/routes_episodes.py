@@ -1,0 +1,184 @@
+"""Episodes over a world, OpenEnv-style: reset, step and state.
+
+A reset reads the world, the forge task and its runs' traces once, builds the task's script
+and stores it with the episode. A step then reads only the episode's row (the script and the
+world are kept loaded in the process: :mod:`judge_service.world.world_cache`), plays the
+action through the engine and stores the episode again, in one transaction, so a restart of
+``serve`` loses nothing. A malformed action is the engine's to answer (a tool error in the
+observation). When the episode ends, its verdict is stored with it first, then it goes
+through the normal reward path as one sample (:mod:`judge_service.world.episode_reward`).
+
+A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): one thread hop,
+a plain connection, and the answer written by pydantic-core straight to bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pydantic_core
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from judge_service import wire
+from judge_service.core.api.body import ParsedBodyRoute
+from judge_service.core.api.deps import ScopeDep, SessionDep, TrainerKey
+from judge_service.core.api.error_docs import errors
+from judge_service.core.errors import JudgeServiceError
+from judge_service.core.storage.db import get_engine
+from judge_service.core.storage.tables import ApiKeyRow
+from judge_service.core.storage.types import ascii_json
+from judge_service.world import store_episode_inputs as inputs
+from judge_service.world import store_episodes as store
+from judge_service.world import wire_episodes as ew
+from judge_service.world.episode import script_for, start
+from judge_service.world.episode_reward import score_episode
+from judge_service.world.store_episode_play import Stepped, detail, play
+
+log = logging.getLogger(__name__)
+router = APIRouter(prefix="/v1", tags=["episodes"], route_class=ParsedBodyRoute)
+
+
+class TooManyEpisodes(JudgeServiceError):
+    """The key holds ``JS_EPISODES_OPEN_PER_KEY`` open episodes already."""
+
+    status_code = 429
+    code = "too_many_episodes"
+
+
+TOO_MANY = {
+    429: {
+        "model": wire.ErrorBody,
+        "description": "The key holds JS_EPISODES_OPEN_PER_KEY open episodes: end one first",
+    }
+}
+
+
+def json_answer(payload: Any, status: int = 200) -> Response:
+    """JSON straight to bytes by pydantic-core; ASCII-escaped by ``json`` when text holds a
+    lone surrogate (a traced turn can: JSONL uploads are read by ``json``), which it refuses."""
+    try:
+        body = pydantic_core.to_json(payload)
+    except pydantic_core.PydanticSerializationError:
+        body = ascii_json(payload).encode()
+    return Response(body, status_code=status, media_type="application/json")
+
+
+@router.post(
+    "/worlds/{world_id}/episodes",
+    response_model=ew.EpisodeStarted,
+    status_code=201,
+    responses={**errors(404, 409), **TOO_MANY},
+)
+def reset(
+    world_id: str,
+    body: ew.EpisodeReset,
+    request: Request,
+    session: SessionDep,
+    key: TrainerKey,
+    scope: ScopeDep,
+):
+    """Open an episode of a forge trace task in a done world: the observation is the traced
+    system prompt and the user's first turn, with the tools the traces offered. 429 when the
+    key holds ``JS_EPISODES_OPEN_PER_KEY`` open episodes."""
+    state = request.app.state
+    cache = inputs.caches(state)
+    row = inputs.done_world(session, scope, world_id)
+    world = inputs.loaded_world(cache, state.settings.database_url, world_id)
+    task = inputs.trace_task(session, row, world, body.task_id)
+    traces = inputs.job_traces(cache, session, row)
+    script = script_for(inputs.task_fields(task), traces, body.seed)
+    episode, observation = start(world, script, seed=body.seed, max_turns=body.max_turns)
+    limit = state.settings.episodes_open_per_key
+    with store.one_writer(state.settings.database_url):  # counted and added at once
+        if store.count_open(session=session, key_id=key.id) >= limit:
+            raise TooManyEpisodes(
+                f"this key holds {limit} open episodes (JS_EPISODES_OPEN_PER_KEY): end one "
+                'with `POST /v1/episodes/{id}/step {"action": {}, "end": true}` first',
+                detail={"limit": limit},
+            )
+        created = store.create_episode(
+            session=session,
+            world_id=world_id,
+            task_id=task.id,
+            project=row.project,
+            key_id=key.id,
+            run_id=body.run_id,
+            step=body.step,
+            seed=body.seed,
+            script=script.model_dump(mode="json"),
+            episode=episode.model_dump(mode="json"),
+        )
+        session.commit()
+    cache.scripts.get(created.id, lambda: script)
+    answer = {
+        "episode_id": created.id,
+        "observation": {"messages": observation, "tools": script.tools},
+    }
+    return json_answer(answer, 201)
+
+
+def reward_of(result: dict[str, Any]) -> float | None:
+    """The scored sample's reward when it is valid (the audit's penalty included), else
+    the verdict's."""
+    sample = result.get("sample")
+    if isinstance(sample, dict) and sample.get("valid") and sample.get("reward") is not None:
+        return float(sample["reward"])
+    return result["verdict"].get("reward")
+
+
+@router.post(
+    "/episodes/{episode_id}/step", response_model=ew.StepAnswer, responses=errors(404, 409)
+)
+async def step(
+    episode_id: str, body: ew.EpisodeStep, request: Request, key: TrainerKey, scope: ScopeDep
+):
+    """Play the agent's assistant message: tool calls are answered by the world, text by
+    the simulated user. Once done (the user or the agent ended it, or ``max_turns``), the
+    answer carries the end-state verdict and the scored sample, and ``reward``."""
+    played = await run_in_threadpool(play, request.app.state, episode_id, body, scope)
+    observation = {"messages": played.observation}
+    if played.verdict is None:
+        return json_answer({"observation": observation, "done": False, "reward": None})
+    result = await scored(request, key, played)
+    answer = {"observation": observation, "done": True, "reward": reward_of(result)}
+    return json_answer({**answer, "result": result})
+
+
+async def scored(request: Request, key: ApiKeyRow, played: Stepped) -> dict[str, Any]:
+    """The ended episode through the reward path, its result stored. A sample that could
+    not be submitted (no worker, the queue down) leaves the verdict standing, with why."""
+    row = played.row
+    result: dict[str, Any] = {"verdict": played.verdict, "sample": None}
+    try:
+        result["sample"] = await score_episode(
+            request,
+            key=key,
+            episode_id=row.id,
+            messages=played.episode.messages,
+            verdict=played.verdict or {},
+            run_id=row.run_id,
+            step=row.step,
+            task_id=row.task_id,
+            project=row.project,
+        )
+    except JudgeServiceError as exc:
+        log.warning("episode %s: its sample was not scored: %s", row.id, exc.message)
+        result["error"] = {"code": exc.code, "message": exc.message}
+
+    def save() -> None:
+        url = request.app.state.settings.database_url
+        with store.one_writer(url), get_engine(url).begin() as connection:
+            store.store_result(connection, episode_id=row.id, result=result)
+
+    await run_in_threadpool(save)
+    return result
+
+
+@router.get("/episodes/{episode_id}", response_model=ew.EpisodeDetail, responses=errors(404))
+async def get_episode(episode_id: str, request: Request, key: TrainerKey, scope: ScopeDep):
+    """An episode: its messages, the entities its writes changed (as they are now), the
+    answer path of every tool answer, its status and, once done, its result."""
+    return json_answer(await run_in_threadpool(detail, request.app.state, episode_id, scope))

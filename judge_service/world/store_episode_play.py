@@ -1,0 +1,99 @@
+"""A step's transaction and an episode's reading, for the episode routes.
+
+A step reads the episode's row with a lock, plays the action through the engine, and stores
+the episode again (with the verdict, when it ends) over the version it read, all in one
+transaction; the script and the world come from the process's cache
+(:mod:`judge_service.world.world_cache`), so a step reads one row and writes it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row
+
+from judge_service.access.projects import Scope
+from judge_service.core.errors import Conflict, NotFound
+from judge_service.core.storage.db import get_engine
+from judge_service.world import store_episode_inputs as inputs
+from judge_service.world import store_episodes as store
+from judge_service.world import wire_episodes as ew
+from judge_service.world.episode import Episode, Script, act, finish, state_of
+
+
+@dataclass
+class Stepped:
+    """What a step's transaction left: the observation and, once done, what to score."""
+
+    observation: list[dict[str, Any]]
+    episode: Episode
+    row: Row
+    verdict: dict[str, Any] | None = None
+
+
+def visible(row: Row | None, scope: Scope, episode_id: str) -> Row:
+    if row is None or not scope.owns(row.project):
+        raise NotFound(f"no episode {episode_id!r}", detail={"id": episode_id})
+    return row
+
+
+def play(state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope) -> Stepped:
+    """One step in one transaction: the row locked, the action played, the episode stored
+    (with the verdict when it ends)."""
+    cache, url = inputs.caches(state), state.settings.database_url
+    with store.one_writer(url), get_engine(url).begin() as connection:
+        row = visible(store.read_episode(connection, episode_id, lock=True), scope, episode_id)
+        if row.status != "open":
+            raise Conflict(
+                f"episode {episode_id!r} is done: open another with a reset",
+                detail={"id": episode_id, "status": row.status},
+            )
+        world = inputs.loaded_world(cache, url, row.world_id)
+        script = cache.scripts.get(
+            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
+        )
+        before = Episode.model_validate(row.episode)
+        episode, observation = act(world, script, before, body.action, end=body.end)
+        verdict = finish(world, script, episode).model_dump(mode="json") if episode.done else None
+        stored = store.save_step(
+            connection,
+            episode_id=episode_id,
+            version=row.version,
+            episode=episode.model_dump(mode="json"),
+            done=episode.done,
+            result=None if verdict is None else {"verdict": verdict, "sample": None},
+        )
+        if not stored:
+            raise Conflict(
+                f"episode {episode_id!r} took another step at the same time: read it "
+                "(GET /v1/episodes/{id}) and step again",
+                detail={"id": episode_id},
+            )
+    return Stepped(observation, episode, row, verdict)
+
+
+def detail(state: Any, episode_id: str, scope: Scope) -> dict[str, Any]:
+    url = state.settings.database_url
+    with get_engine(url).connect() as connection:
+        row = visible(store.read_episode(connection, episode_id), scope, episode_id)
+    episode = Episode.model_validate(row.episode)
+    now = state_of(inputs.loaded_world(inputs.caches(state), url, row.world_id), episode)
+    return {
+        "id": row.id,
+        "world_id": row.world_id,
+        "task_id": row.task_id,
+        "status": row.status,
+        "run_id": row.run_id,
+        "step": row.step,
+        "seed": row.seed,
+        "turns": episode.turns,
+        "max_turns": episode.max_turns,
+        "ended_by": episode.ended_by,
+        "messages": episode.messages,
+        "touched": {k: now.get(k) for k in episode.touched},
+        "answers": episode.answers,
+        "result": row.result,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+    }

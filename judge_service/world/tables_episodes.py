@@ -1,0 +1,50 @@
+"""The table of episodes: one agent's play of a forge task in a world, stored after every step.
+
+A row holds everything a step needs besides the (cached) world: the script the episode is
+played from (built once at reset, so a step never reads the forge job's traces) and the
+whole mutable episode. ``version`` counts the steps applied: a step writes only where it is
+still the version it read, so two concurrent steps of one episode never both land (SQLite
+takes no row locks; PostgreSQL's ``FOR UPDATE`` makes the second wait and then see it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from judge_service.core.storage.tables import Base
+from judge_service.core.storage.types import AsciiJSON, UTCDateTime, utcnow
+
+
+class EpisodeRow(Base):
+    """An episode of a task in a world, open until the user, the agent or ``max_turns``
+    ends it; then ``result`` holds the verdict and the scored sample."""
+
+    __tablename__ = "episodes"
+    __table_args__ = (Index("ix_episodes_key_status", "key_id", "status"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    world_id: Mapped[str] = mapped_column(String(32), index=True)
+    task_id: Mapped[str] = mapped_column(String(64))
+    #: The world's project: only keys that see it see the episode.
+    project: Mapped[str] = mapped_column(String(64), default="default", server_default="default")
+    #: The key that opened it: its open episodes count against ``JS_EPISODES_OPEN_PER_KEY``.
+    key_id: Mapped[str] = mapped_column(String(32))
+    run_id: Mapped[str | None] = mapped_column(String(256))
+    step: Mapped[int | None] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    #: Steps applied so far; a step stores only over the version it read.
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: Once done: ``{"verdict", "sample"}`` (``sample`` None while or if scoring failed).
+    result: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
+    #: The :class:`~judge_service.world.episode.Episode` (JSON) after the last step.
+    episode: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
+    #: The :class:`~judge_service.world.episode.Script` (JSON), fixed at reset; last in the
+    #: row (the migration's order), as SQLite reads past a large column's overflow pages.
+    script: Mapped[dict[str, Any]] = mapped_column(AsciiJSON(), deferred=True)

@@ -1,0 +1,111 @@
+"""HTTP models of the episode routes: reset, step, state, and verify.
+
+Imports only ``judge_service.wire`` of the package. An action is any JSON on purpose: a
+malformed one is the engine's to answer (a tool error in the observation, as a real backend
+would), not a 422; only a body that is not an object with ``action`` is refused. The verdict
+and the scored sample are passed through as JSON (their shapes: :mod:`judge_service.world.
+verify` and the wire ``SampleResult``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, JsonValue, StrictBool
+
+from judge_service.wire import DbInt, Identifier, _Strict
+
+#: The most turns an episode may be given: far above any traced conversation, low enough
+#: that one episode's stored messages stay a few megabytes.
+MAX_TURNS = 1000
+#: The most messages a recorded trajectory to verify may hold.
+MAX_MESSAGES = 10_000
+
+Message = dict[str, JsonValue]
+
+
+class EpisodeReset(_Strict):
+    """``POST /v1/worlds/{id}/episodes``: which task to play, and as which sample."""
+
+    task_id: Identifier = Field(description="A forge trace task of one of the world's jobs.")
+    seed: DbInt = Field(default=0, description="Picks which traced run's user is replayed.")
+    run_id: Identifier | None = Field(
+        default=None, description="The run the episode's scored sample belongs to."
+    )
+    step: DbInt | None = Field(default=None, description="The training step of that sample.")
+    max_turns: Annotated[int, Field(ge=1, le=MAX_TURNS)] = Field(
+        default=30, description="Agent turns before the episode ends by itself."
+    )
+
+
+class EpisodeStep(_Strict):
+    """``POST /v1/episodes/{id}/step``: the agent's next assistant message."""
+
+    action: JsonValue = Field(
+        description="An assistant message: `content` and/or `tool_calls` (OpenAI format). "
+        "Anything else is answered with a tool error in the observation."
+    )
+    end: StrictBool = Field(default=False, description="The agent ends the episode.")
+
+
+class VerifyRequest(_Strict):
+    """``POST /v1/worlds/{id}/verify``: a trajectory recorded elsewhere, for a task."""
+
+    task_id: Identifier
+    messages: list[Message] = Field(max_length=MAX_MESSAGES)
+
+
+class Observation(BaseModel):
+    messages: list[dict[str, Any]]
+
+
+class ResetObservation(Observation):
+    tools: list[dict[str, Any]] = Field(description="The tool schemas the traces offered.")
+
+
+class EpisodeStarted(BaseModel):
+    episode_id: str
+    observation: ResetObservation
+
+
+class StepAnswer(BaseModel):
+    observation: Observation
+    done: bool
+    reward: float | None = Field(
+        default=None,
+        description="Once done: the scored sample's reward (the end-state judge and the "
+        "audit); the verdict's 1.0/0.0 when the sample could not be scored; None while the "
+        "episode runs or when the world could not tell.",
+    )
+    result: dict[str, Any] | None = Field(
+        default=None, description="Once done: `{verdict, sample}` (sample: a SampleResult)."
+    )
+
+
+class EpisodeDetail(BaseModel):
+    id: str
+    world_id: str
+    task_id: str
+    status: Literal["open", "done"]
+    run_id: str | None = None
+    step: int | None = None
+    seed: int
+    turns: int
+    max_turns: int
+    ended_by: str | None = None
+    messages: list[dict[str, Any]]
+    touched: dict[str, Any] = Field(
+        description="Each entity the episode's writes changed, in its current state."
+    )
+    answers: list[dict[str, Any]] = Field(
+        description="Per tool answer: `message` (index), `tool`, `path` (a)-(e), `error`."
+    )
+    result: dict[str, Any] | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class VerifyAnswer(BaseModel):
+    verdict: dict[str, Any]
+    calls: list[dict[str, Any]] = Field(description="Per replayed call: `tool`, `path`, `error`.")
