@@ -234,6 +234,8 @@ SLOW_FILES_FIRST = (
     "test_cli.py",
     "test_audit_cli.py",
     "test_run_page.py",
+    "test_trainer_episodes.py",
+    "test_world_episodes_api.py",
 )
 
 
