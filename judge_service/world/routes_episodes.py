@@ -26,16 +26,18 @@ from judge_service import wire
 from judge_service.core.api.body import ParsedBodyRoute
 from judge_service.core.api.deps import ScopeDep, SessionDep, TrainerKey
 from judge_service.core.api.error_docs import errors
-from judge_service.core.errors import JudgeServiceError
+from judge_service.core.errors import JudgeServiceError, ValidationFailed
 from judge_service.core.storage.db import get_engine
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.core.storage.types import ascii_json
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
+from judge_service.world.client_user import check_user_model, model_user_reply
 from judge_service.world.episode import script_for, start
 from judge_service.world.episode_reward import score_episode
-from judge_service.world.store_episode_play import Stepped, detail, play
+from judge_service.world.store_episode_play import Stepped, detail, play, user_turn_inputs
+from judge_service.world.user_model import GivenUser
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["episodes"], route_class=ParsedBodyRoute)
@@ -90,6 +92,13 @@ def reset(
     task = inputs.trace_task(session, row, world, body.task_id)
     traces = inputs.job_traces(cache, session, row)
     script = script_for(inputs.task_fields(task), traces, body.seed)
+    if body.user_model is not None:
+        spec = body.user_model.model_dump(exclude_none=True)
+        try:
+            check_user_model(spec, state.settings)
+        except ValueError as exc:
+            raise ValidationFailed(str(exc), detail={"field": "user_model"}) from exc
+        script.user_model = spec
     episode, observation = start(world, script, seed=body.seed, max_turns=body.max_turns)
     limit = state.settings.episodes_open_per_key
     with store.one_writer(state.settings.database_url):  # counted and added at once
@@ -138,7 +147,14 @@ async def step(
     """Play the agent's assistant message: tool calls are answered by the world, text by
     the simulated user. Once done (the user or the agent ended it, or ``max_turns``), the
     answer carries the end-state verdict and the scored sample, and ``reward``."""
-    played = await run_in_threadpool(play, request.app.state, episode_id, body, scope)
+    state = request.app.state
+    user = None
+    asked = await run_in_threadpool(user_turn_inputs, state, episode_id, body, scope)
+    if asked is not None:  # a model plays the user: its call is made outside the transaction
+        script, messages, seed = asked
+        text, ends = await model_user_reply(state.settings, script, messages, seed, episode_id)
+        user = GivenUser(text, ends)
+    played = await run_in_threadpool(play, state, episode_id, body, scope, user)
     observation = {"messages": played.observation}
     if played.verdict is None:
         return json_answer({"observation": observation, "done": False, "reward": None})

@@ -33,6 +33,8 @@ class Script(BaseModel):
     #: The run whose user is replayed, and whether its last turn ends the conversation.
     user_trace: str | None = None
     user_ends: bool = True
+    #: The model that plays the user (a model spec), or ``None``: the replayed user.
+    user_model: dict[str, Any] | None = None
     _schemas: dict[str, dict[str, Any]] | None = PrivateAttr(default=None)
 
     def schemas(self) -> dict[str, dict[str, Any]]:

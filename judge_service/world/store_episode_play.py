@@ -16,10 +16,12 @@ from sqlalchemy import Row
 from judge_service.access.projects import Scope
 from judge_service.core.errors import Conflict, NotFound
 from judge_service.core.storage.db import get_engine
+from judge_service.forge.traces import content_text
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
 from judge_service.world.episode import Episode, Script, act, finish, state_of
+from judge_service.world.user import SimulatedUser
 
 
 @dataclass
@@ -38,7 +40,13 @@ def visible(row: Row | None, scope: Scope, episode_id: str) -> Row:
     return row
 
 
-def play(state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope) -> Stepped:
+def play(
+    state: Any,
+    episode_id: str,
+    body: ew.EpisodeStep,
+    scope: Scope,
+    user: SimulatedUser | None = None,
+) -> Stepped:
     """One step in one transaction: the row locked, the action played, the episode stored
     (with the verdict when it ends)."""
     cache, url = inputs.caches(state), state.settings.database_url
@@ -54,7 +62,7 @@ def play(state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope) -> Ste
             episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
         )
         before = Episode.model_validate(row.episode)
-        episode, observation = act(world, script, before, body.action, end=body.end)
+        episode, observation = act(world, script, before, body.action, end=body.end, user=user)
         verdict = finish(world, script, episode).model_dump(mode="json") if episode.done else None
         stored = store.save_step(
             connection,
@@ -97,3 +105,30 @@ def detail(state: Any, episode_id: str, scope: Scope) -> dict[str, Any]:
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
     }
+
+
+def to_the_user(action: Any, end: bool) -> bool:
+    """Whether the engine will hand ``action`` to the user: text, no tool calls, not ending."""
+    if end or not isinstance(action, dict) or action.get("tool_calls"):
+        return False
+    return bool(content_text(action.get("content")).strip())
+
+
+def user_turn_inputs(
+    state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope
+) -> tuple[Script, list[dict[str, Any]], int] | None:
+    """For an episode whose user a model plays, when ``body`` goes to the user: the script,
+    the messages the user will answer (the action included) and the seed; else ``None``."""
+    if not to_the_user(body.action, body.end):
+        return None
+    cache, url = inputs.caches(state), state.settings.database_url
+    with get_engine(url).connect() as connection:
+        row = visible(store.read_episode(connection, episode_id), scope, episode_id)
+        script = cache.scripts.get(
+            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
+        )
+    if script.user_model is None or row.status != "open":
+        return None
+    episode = Episode.model_validate(row.episode)
+    action = {"role": "assistant", "content": content_text(body.action.get("content"))}
+    return script, [*episode.messages, action], episode.seed

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue, StrictBool
 
-from judge_service.wire import DbInt, Identifier, _Strict
+from judge_service.wire import DbInt, Identifier, ModelSpec, _Strict
 
 #: The most turns an episode may be given: far above any traced conversation, low enough
 #: that one episode's stored messages stay a few megabytes.
@@ -36,6 +36,11 @@ class EpisodeReset(_Strict):
     step: DbInt | None = Field(default=None, description="The training step of that sample.")
     max_turns: Annotated[int, Field(ge=1, le=MAX_TURNS)] = Field(
         default=30, description="Agent turns before the episode ends by itself."
+    )
+    user_model: ModelSpec | None = Field(
+        default=None,
+        description="A model that plays the user (its goal and the traced user's facts, "
+        "told only when asked); unset: the traced user's turns are replayed.",
     )
 
 

@@ -1,0 +1,103 @@
+"""A user played by a model: the goal and the traced user's facts in its brief, the chat from
+the user's side, its reply as the observation, its "ends" ending the episode, and a failed
+call that leaves the episode as it was (the step can be sent again).
+
+The model is the fake OpenAI-compatible server; the world is the seed loop's (retail goals).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes import FakeOpenAIServer
+from tests.forge_support import forge
+from tests.test_world_api import wait_world
+from tests.test_world_seed_loop import GOAL, POLICIES, corpus
+
+Headers = dict[str, str]
+
+
+@pytest.fixture
+def world(client, keys: dict[str, Headers]) -> tuple[str, dict]:
+    text, _, _ = corpus()
+    job = forge(client, keys["reviewer"], "traces", text, mine="false")
+    listed = client.get("/v1/tasks", params={"job_id": job["id"]}, headers=keys["trainer"])
+    task = next(t for t in listed.json()["tasks"] if POLICIES["correct"] in t["source"]["traces"])
+    queued = client.post("/v1/worlds", json={"jobs": [job["id"]]}, headers=keys["reviewer"])
+    built = wait_world(client, keys["trainer"], queued.json()["id"])
+    assert built["status"] == "done", built
+    return built["id"], task
+
+
+def _say(text: str) -> dict:
+    return {"action": {"role": "assistant", "content": text}}
+
+
+def test_a_model_plays_the_user_from_the_goal_and_the_traced_facts(
+    client, keys: dict[str, Headers], world: tuple[str, dict], fake: FakeOpenAIServer
+):
+    world_id, task = world
+    fake.configure(
+        "customer",
+        replies=[
+            # the first reply whose words are anywhere in the chat answers: the later first
+            {"match": "Anything else", "contents": [{"message": "No, bye!", "ends": True}]},
+            {"match": "zip code", "contents": [{"message": "It is 46218.", "ends": False}]},
+        ],
+    )
+    spec = {"name": "openai/customer", "api_base": fake.url}
+    body = {"task_id": task["id"], "seed": 3, "user_model": spec, "run_id": "user-model"}
+    opened = client.post(f"/v1/worlds/{world_id}/episodes", json=body, headers=keys["trainer"])
+    assert opened.status_code == 201, opened.text
+    episode_id = opened.json()["episode_id"]
+    opening = opened.json()["observation"]["messages"][-1]["content"]
+    assert GOAL and opening, "the opening turn stays the traced one"
+
+    step = f"/v1/episodes/{episode_id}/step"
+    first = client.post(step, json=_say("What is your zip code?"), headers=keys["trainer"])
+    assert first.status_code == 200, first.text
+    assert first.json()["observation"]["messages"] == [{"role": "user", "content": "It is 46218."}]
+    assert first.json()["done"] is False
+
+    # what the model was told: the brief with the goal and the facts, the chat turned round
+    sent = fake.bodies[-1]["messages"]
+    assert sent[0]["role"] == "system" and "Your goal:" in sent[0]["content"]
+    assert opening.split()[0] in sent[0]["content"], "the traced turns are its facts"
+    assert [m["role"] for m in sent[1:]] == ["assistant", "user"]
+    assert sent[-1]["content"] == "What is your zip code?"
+    assert fake.bodies[-1].get("temperature") == 0.0 and fake.bodies[-1].get("seed") == 3
+
+    last = client.post(step, json=_say("Done. Anything else?"), headers=keys["trainer"])
+    assert last.json()["done"] is True, last.json()
+    stored = client.get(f"/v1/episodes/{episode_id}", headers=keys["trainer"]).json()
+    assert stored["ended_by"] == "user" and stored["messages"][-1]["content"] == "No, bye!"
+    assert last.json()["result"]["verdict"]["reached"] is False  # nothing was written
+
+
+def test_a_failed_user_model_leaves_the_episode_and_a_bad_one_is_refused(
+    client, keys: dict[str, Headers], world: tuple[str, dict], fake: FakeOpenAIServer
+):
+    world_id, task = world
+    fake.configure("broken", fault="500")
+    spec = {"name": "openai/broken", "api_base": fake.url, "timeout_s": 5}
+    body = {"task_id": task["id"], "user_model": spec}
+    opened = client.post(f"/v1/worlds/{world_id}/episodes", json=body, headers=keys["trainer"])
+    episode_id = opened.json()["episode_id"]
+    before = client.get(f"/v1/episodes/{episode_id}", headers=keys["trainer"]).json()
+    failed = client.post(
+        f"/v1/episodes/{episode_id}/step", json=_say("Your name?"), headers=keys["trainer"]
+    )
+    assert failed.status_code == 503, failed.text
+    assert failed.json()["error"]["code"] == "user_model_failed"
+    after = client.get(f"/v1/episodes/{episode_id}", headers=keys["trainer"]).json()
+    assert after["messages"] == before["messages"] and after["turns"] == before["turns"] == 0
+
+    # tool calls need no user: the episode goes on without the model
+    call = {"id": "c1", "type": "function", "function": {"name": "think", "arguments": "{}"}}
+    action = {"action": {"role": "assistant", "tool_calls": [call]}}
+    tools = client.post(f"/v1/episodes/{episode_id}/step", json=action, headers=keys["trainer"])
+    assert tools.status_code == 200 and tools.json()["observation"]["messages"][0]["role"] == "tool"
+
+    unknown = {"task_id": task["id"], "user_model": {"name": "openai/x", "endpoint": "nope"}}
+    refused = client.post(f"/v1/worlds/{world_id}/episodes", json=unknown, headers=keys["trainer"])
+    assert refused.status_code == 422 and "user_model" in refused.text, refused.text
