@@ -9,7 +9,9 @@ Nothing here knows a domain: names, ids and shapes all come from the traces.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from judge_service.forge.entities import canonical
 from judge_service.forge.traces import Trace
 from judge_service.world.engine import answer_call, missing_for
 from judge_service.world.errors import learn_errors
@@ -24,6 +26,9 @@ from judge_service.world.world import World
 
 #: The paths a world answers by before any replay is needed.
 LEARNED = ("read", "transition", "function")
+#: Traced calls kept per tool as examples for a model (e), and the longest answer kept.
+EXAMPLES = 12
+EXAMPLE_CHARS = 2000
 
 
 def _fields(steps: Sequence[Step]) -> list[str]:
@@ -59,6 +64,17 @@ def _replays(tool: ToolModel, steps: Sequence[Step], known: Sequence[str]) -> di
     return replays
 
 
+def _examples(steps: Sequence[Step]) -> list[dict[str, Any]]:
+    """Up to :data:`EXAMPLES` answered calls with distinct arguments, errors last."""
+    seen: dict[str, dict[str, Any]] = {}
+    for step in sorted(steps, key=lambda s: s.call.error):
+        answer = step.call.answer
+        key = canonical(step.call.arguments)
+        if answer is not None and key not in seen and len(answer) <= EXAMPLE_CHARS:
+            seen[key] = {"arguments": step.call.arguments, "answer": answer}
+    return list(seen.values())[:EXAMPLES]
+
+
 def learn_tool(name: str, observed: Observed, steps: Sequence[Step]) -> ToolModel:
     effect = observed.effects[name].effect
     tool = ToolModel(
@@ -77,6 +93,7 @@ def learn_tool(name: str, observed: Observed, steps: Sequence[Step]) -> ToolMode
         tool.transition = learn_transition(steps)
     tool.errors = learn_errors(steps, missing_for(tool), tool.parameters)
     tool.replays = _replays(tool, steps, observed.keys)
+    tool.examples = _examples(steps)
     return tool
 
 

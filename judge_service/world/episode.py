@@ -12,11 +12,10 @@ turn); :func:`act` takes the agent's action, an assistant message:
 
 - its tool calls are answered in order by :meth:`World.answer`, the state carried, each as
   a ``tool`` message. A call refused before the world answers it
-  (:mod:`~judge_service.world.actions`) gets the error a backend would send, with the path
-  ``rejected``; arguments that fail the tool's schema get the tool's own error when the
-  world learned one, else the schema's complaint. A call no path (a)-(d) answers
-  (``model_needed``) gets an ``Error: ...`` saying so and leaves the state as it was; a
-  write answered so makes the verdict undetermined;
+  (:mod:`~judge_service.world.actions`) gets the backend's kind of error (path ``rejected``).
+  A call no path (a)-(d) answers (``model_needed``) gets the ``simulator``'s answer
+  (:mod:`~judge_service.world.simulate`), else an ``Error: ...`` saying so; either way the
+  state is left as it was, and a write answered so makes the verdict undetermined;
 - a message with text and no tool calls goes to the simulated user
   (:mod:`~judge_service.world.user`), whose reply is the observation.
 
@@ -34,6 +33,7 @@ from pydantic import BaseModel, Field
 from judge_service.world.actions import parse_action
 from judge_service.world.model import Call
 from judge_service.world.script import Script, script_for
+from judge_service.world.simulate import ToolSimulator
 from judge_service.world.user import REPLAY, SimulatedUser
 from judge_service.world.values import MISSING
 from judge_service.world.verify import Verdict, call_record, end_state_verdict
@@ -112,8 +112,10 @@ def _changes(before: State, after: State) -> tuple[list[str], list[str]]:
 class _Step:
     """One action's effects on a copy of the episode's lists (the episode is not changed)."""
 
-    def __init__(self, world: World, episode: Episode) -> None:
-        self.world, self.episode = world, episode
+    def __init__(
+        self, world: World, episode: Episode, simulator: ToolSimulator | None = None
+    ) -> None:
+        self.world, self.episode, self.simulator = world, episode, simulator
         self.messages = list(episode.messages)
         self.observation: list[dict[str, Any]] = []
         self.answers = list(episode.answers)
@@ -133,18 +135,9 @@ class _Step:
     def refuse(self, call_id: str, name: str, error: str, arguments: Any = None) -> None:
         index = self.say(_tool_message(call_id, name, error))
         tool = self.world.tools.get(name)
-        self.record(
-            index,
-            {
-                "tool": name or None,
-                "path": REJECTED,
-                "error": True,
-                "write": tool is not None and tool.effect == "write",
-                "arguments": arguments or {},
-                "changed": [],
-                "about": [],
-            },
-        )
+        write = tool is not None and tool.effect == "write"
+        entry = {"tool": name or None, "path": REJECTED, "error": True, "write": write}
+        self.record(index, {**entry, "arguments": arguments or {}, "changed": [], "about": []})
 
     def call(self, call_id: str, name: str, arguments: dict[str, Any], invalid: str | None) -> None:
         """Answer the call; ``invalid``: its arguments fail the schema, so only the tool's
@@ -158,11 +151,14 @@ class _Step:
             self.refuse(call_id, name, invalid, arguments)
             return
         needed = answer.path == "model_needed"
-        text = NEEDED.format(name=name) if needed else (answer.text or "")
+        simulated = self.simulator.answer(call, before) if needed and self.simulator else None
+        text = simulated or (NEEDED.format(name=name) if needed else (answer.text or ""))
         index = self.say(_tool_message(call_id, name, text))
         entry = call_record(self.world, before, call, answer)
         if answer.note:
             entry["note"] = answer.note
+        if simulated is not None:
+            entry["simulated"] = True  # (e): a model's answer; the state is left as it was
         self.record(index, entry)
         after = answer.state_after
         if after is before:
@@ -188,6 +184,7 @@ def act(
     action: Any,
     end: bool = False,
     user: SimulatedUser | None = None,
+    simulator: ToolSimulator | None = None,
 ) -> tuple[Episode, list[dict[str, Any]]]:
     """The agent's action taken (module docstring): the episode after it and the
     observation (the new messages). Never raises on a bad action; a done episode is
@@ -195,7 +192,7 @@ def act(
     if episode.done:
         return episode, []
     turns = episode.turns + 1
-    step = _Step(world, episode)
+    step = _Step(world, episode, simulator)
     ended_by: Literal["user", "agent", "max_turns"] | None = None
     if not (end and (action is None or (isinstance(action, dict) and not action))):
         parsed = parse_action(action, world.tools, script.schemas(), f"call_{turns}")

@@ -167,6 +167,9 @@ class ToolModel(BaseModel):
     function: FunctionRule | None = None
     errors: list[ErrorRule] = Field(default_factory=list)
     replays: dict[str, Replay] = Field(default_factory=dict)
+    #: Traced calls with distinct arguments and their answers, for (e): a model answering a
+    #: call is shown the most similar of them.
+    examples: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class TraceStart(BaseModel):

@@ -33,10 +33,18 @@ from judge_service.core.storage.types import ascii_json
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
+from judge_service.world.client_tools import check_simulator, simulate_calls
 from judge_service.world.client_user import check_user_model, model_user_reply
 from judge_service.world.episode import script_for, start
 from judge_service.world.episode_reward import score_episode
-from judge_service.world.store_episode_play import Stepped, detail, play, user_turn_inputs
+from judge_service.world.simulate import GivenAnswers
+from judge_service.world.store_episode_play import (
+    Stepped,
+    calls_to_simulate,
+    detail,
+    play,
+    user_turn_inputs,
+)
 from judge_service.world.user_model import GivenUser
 
 log = logging.getLogger(__name__)
@@ -99,6 +107,13 @@ def reset(
         except ValueError as exc:
             raise ValidationFailed(str(exc), detail={"field": "user_model"}) from exc
         script.user_model = spec
+    if body.simulator is not None:
+        spec = body.simulator.model_dump(exclude_none=True)
+        try:
+            check_simulator(spec, state.settings)
+        except ValueError as exc:
+            raise ValidationFailed(str(exc), detail={"field": "simulator"}) from exc
+        script.simulator = spec
     episode, observation = start(world, script, seed=body.seed, max_turns=body.max_turns)
     limit = state.settings.episodes_open_per_key
     with store.one_writer(state.settings.database_url):  # counted and added at once
@@ -154,7 +169,12 @@ async def step(
         script, messages, seed = asked
         text, ends = await model_user_reply(state.settings, script, messages, seed, episode_id)
         user = GivenUser(text, ends)
-    played = await run_in_threadpool(play, state, episode_id, body, scope, user)
+    simulator = None
+    needed = await run_in_threadpool(calls_to_simulate, state, episode_id, body, scope)
+    if needed is not None:  # (e): the model's answers, fetched outside the transaction
+        world, script, asked, seed = needed
+        simulator = GivenAnswers(await simulate_calls(state.settings, world, script, asked, seed))
+    played = await run_in_threadpool(play, state, episode_id, body, scope, user, simulator)
     observation = {"messages": played.observation}
     if played.verdict is None:
         return json_answer({"observation": observation, "done": False, "reward": None})

@@ -35,6 +35,8 @@ class Script(BaseModel):
     user_ends: bool = True
     #: The model that plays the user (a model spec), or ``None``: the replayed user.
     user_model: dict[str, Any] | None = None
+    #: The model that answers tool calls nothing learned answers (path e), or ``None``.
+    simulator: dict[str, Any] | None = None
     _schemas: dict[str, dict[str, Any]] | None = PrivateAttr(default=None)
 
     def schemas(self) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
 from judge_service.world.episode import Episode, Script, act, finish, state_of
+from judge_service.world.simulate import Recorder, ToolSimulator
 from judge_service.world.user import SimulatedUser
 
 
@@ -46,6 +47,7 @@ def play(
     body: ew.EpisodeStep,
     scope: Scope,
     user: SimulatedUser | None = None,
+    simulator: ToolSimulator | None = None,
 ) -> Stepped:
     """One step in one transaction: the row locked, the action played, the episode stored
     (with the verdict when it ends)."""
@@ -62,7 +64,9 @@ def play(
             episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
         )
         before = Episode.model_validate(row.episode)
-        episode, observation = act(world, script, before, body.action, end=body.end, user=user)
+        episode, observation = act(
+            world, script, before, body.action, end=body.end, user=user, simulator=simulator
+        )
         verdict = finish(world, script, episode).model_dump(mode="json") if episode.done else None
         stored = store.save_step(
             connection,
@@ -132,3 +136,27 @@ def user_turn_inputs(
     episode = Episode.model_validate(row.episode)
     action = {"role": "assistant", "content": content_text(body.action.get("content"))}
     return script, [*episode.messages, action], episode.seed
+
+
+def calls_to_simulate(
+    state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope
+) -> tuple[Any, Script, list[tuple[Any, Any]], int] | None:
+    """For an episode with a simulator model, when ``body`` calls tools: a dry run of the
+    action (outside any transaction) finds the calls nothing learned answers, each with the
+    state it meets: ``(world, script, those calls, seed)``; else ``None``."""
+    action = body.action
+    if not isinstance(action, dict) or not action.get("tool_calls"):
+        return None
+    cache, url = inputs.caches(state), state.settings.database_url
+    with get_engine(url).connect() as connection:
+        row = visible(store.read_episode(connection, episode_id), scope, episode_id)
+        script = cache.scripts.get(
+            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
+        )
+    if script.simulator is None or row.status != "open":
+        return None
+    world = inputs.loaded_world(cache, url, row.world_id)
+    episode = Episode.model_validate(row.episode)
+    recorder = Recorder()
+    act(world, script, episode, action, end=body.end, simulator=recorder)
+    return (world, script, recorder.asked, episode.seed) if recorder.asked else None

@@ -42,6 +42,12 @@ class EpisodeReset(_Strict):
         description="A model that plays the user (its goal and the traced user's facts, "
         "told only when asked); unset: the traced user's turns are replayed.",
     )
+    simulator: ModelSpec | None = Field(
+        default=None,
+        description="A model that answers the tool calls nothing learned from the traces "
+        "answers (path e), given the tool's schema, the entities the call names and the "
+        "most similar traced calls; unset: such a call gets an error saying so.",
+    )
 
 
 class EpisodeStep(_Strict):

@@ -1,11 +1,15 @@
-"""A user played by a model: the goal and the traced user's facts in its brief, the chat from
-the user's side, its reply as the observation, its "ends" ending the episode, and a failed
-call that leaves the episode as it was (the step can be sent again).
+"""Models in episodes. A user played by a model: the goal and the traced user's facts in its
+brief, the chat from the user's side, its reply as the observation, its "ends" ending the
+episode, and a failed call that leaves the episode as it was (the step can be sent again).
+The simulator (path e): a call nothing learned answers gets the model's answer, told the
+tool's schema, the entities the call names and similar traced calls; the state stays.
 
 The model is the fake OpenAI-compatible server; the world is the seed loop's (retail goals).
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -101,3 +105,49 @@ def test_a_failed_user_model_leaves_the_episode_and_a_bad_one_is_refused(
     unknown = {"task_id": task["id"], "user_model": {"name": "openai/x", "endpoint": "nope"}}
     refused = client.post(f"/v1/worlds/{world_id}/episodes", json=unknown, headers=keys["trainer"])
     assert refused.status_code == 422 and "user_model" in refused.text, refused.text
+
+
+def _calls(*calls: tuple[str, dict]) -> dict:
+    tool_calls = [
+        {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": args}}
+        for n, (name, args) in enumerate(calls)
+    ]
+    return {"action": {"role": "assistant", "tool_calls": tool_calls}}
+
+
+def test_a_simulator_answers_what_nothing_learned_answers(
+    client, keys: dict[str, Headers], world: tuple[str, dict], fake: FakeOpenAIServer
+):
+    world_id, task = world
+    simulated = '{"order_id": "SIMULATED", "status": "pending"}'
+    fake.configure(
+        "backend", replies=[{"match": "get_order_details", "contents": [{"answer": simulated}]}]
+    )
+    spec = {"name": "openai/backend", "api_base": fake.url}
+    body = {"task_id": task["id"], "simulator": spec}
+    opened = client.post(f"/v1/worlds/{world_id}/episodes", json=body, headers=keys["trainer"])
+    assert opened.status_code == 201, opened.text
+    step = f"/v1/episodes/{opened.json()['episode_id']}/step"
+    user_id = "aarav_brown_3744"  # a user whose orders the traces show only in part
+    user = client.post(
+        step, json=_calls(("get_user_details", {"user_id": user_id})), headers=keys["trainer"]
+    )
+    orders = json.loads(user.json()["observation"]["messages"][0]["content"])["orders"]
+    asked = _calls(*[("get_order_details", {"order_id": o}) for o in orders])
+    answered = client.post(step, json=asked, headers=keys["trainer"])
+    assert answered.status_code == 200, answered.text
+    texts = [m["content"] for m in answered.json()["observation"]["messages"]]
+    assert simulated in texts, "an order no trace showed is the simulator's"
+    assert any(t != simulated and '"order_id"' in t for t in texts), "known ones: path (a)"
+    stored = client.get(f"/v1/episodes/{opened.json()['episode_id']}", headers=keys["trainer"])
+    marks = [a for a in stored.json()["answers"] if a.get("simulated")]
+    assert marks and all(a["path"] == "model_needed" for a in marks), stored.json()["answers"]
+    brief = fake.bodies[-1]["messages"][0]["content"]
+    assert "Earlier call: get_order_details(" in brief and "order_id" in brief
+
+    refused = client.post(
+        f"/v1/worlds/{world_id}/episodes",
+        json={"task_id": task["id"], "simulator": {"name": "openai/x", "endpoint": "nope"}},
+        headers=keys["trainer"],
+    )
+    assert refused.status_code == 422 and "simulator" in refused.text, refused.text

@@ -1,0 +1,66 @@
+"""(e)'s model calls: one JSON completion per tool call that nothing learned answers, at
+temperature 0 with the episode's seed. No storage: the step route calls it before the step's
+transaction and plays the step with the answers (:mod:`judge_service.world.simulate`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from judge_service.core.errors import Unavailable
+from judge_service.core.settings import Settings
+from judge_service.judging.client import ModelCallError, get_client
+from judge_service.judging.client_options import model_options
+from judge_service.world.model import Call
+from judge_service.world.script import Script
+from judge_service.world.simulate import ANSWER_SCHEMA, answer_of, call_key, tool_messages
+from judge_service.world.world import World
+
+
+class SimulatorFailed(Unavailable):
+    """The simulator model gave no usable answer: the step was not played; send it again."""
+
+    code = "simulator_failed"
+
+
+def check_simulator(spec: Any, settings: Settings) -> dict[str, Any]:
+    """The call options of a simulator spec; a ValueError naming ``simulator`` if unusable."""
+    return model_options(spec, settings, option="simulator")
+
+
+async def simulate_calls(
+    settings: Settings,
+    world: World,
+    script: Script,
+    asked: Sequence[tuple[Call, Mapping[str, Any]]],
+    seed: int,
+) -> dict[str, str]:
+    """Each asked call's answer by the simulator model, keyed as :class:`GivenAnswers` reads."""
+    options = check_simulator(script.simulator, settings)
+    schemas = script.schemas()
+
+    async def one(call: Call, state: Mapping[str, Any]) -> tuple[str, str]:
+        messages = tool_messages(world, schemas.get(call.name, {}), state, call)
+        try:
+            payload, _ = await get_client(settings).complete_json(
+                options["model"],
+                messages,
+                ANSWER_SCHEMA,
+                cache_key_parts={"world_tool": call.name, "seed": seed},
+                api_base=options.get("api_base"),
+                api_key=options.get("api_key"),
+                timeout=float(options.get("timeout_s", 60.0)),
+                sampling={"temperature": 0.0, "seed": seed, "max_tokens": 800},
+                response_format_kind=options.get("response_format_kind", "json_schema"),
+                free=bool(options.get("free", False)),
+                schema_name="tool_answer",
+            )
+        except ModelCallError as exc:
+            raise SimulatorFailed(f"the simulator model failed on {call.name}: {exc}") from exc
+        text = answer_of(payload)
+        if text is None:
+            raise SimulatorFailed(f"the simulator model gave no answer for {call.name}")
+        return call_key(call), text
+
+    return dict(await asyncio.gather(*(one(call, state) for call, state in asked)))
