@@ -36,7 +36,6 @@ from judge_service.world import wire_episodes as ew
 from judge_service.world.client_tools import check_simulator, simulate_calls
 from judge_service.world.client_user import check_user_model, model_user_reply
 from judge_service.world.episode import script_for, start
-from judge_service.world.episode_reward import score_episode
 from judge_service.world.simulate import GivenAnswers
 from judge_service.world.store_episode_play import (
     Stepped,
@@ -46,6 +45,7 @@ from judge_service.world.store_episode_play import (
     user_turn_inputs,
 )
 from judge_service.world.user_model import GivenUser
+from judge_service.world.web_episode_reward import score_episode
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["episodes"], route_class=ParsedBodyRoute)

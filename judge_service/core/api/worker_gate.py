@@ -8,7 +8,7 @@ client (the trainer bridge retries 503) should come back instead.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -18,10 +18,9 @@ from judge_service.core.errors import NoWorker, ShuttingDown
 RETRY_AFTER_S = 5
 
 
-async def require_worker(request: Request) -> None:
+async def check_worker(state: Any) -> None:
     """Raise 503 ``shutting_down`` while the service stops, ``no_worker`` when no worker
-    heartbeat is newer than ``JS_WORKER_GRACE_S``."""
-    state = request.app.state
+    heartbeat is newer than ``JS_WORKER_GRACE_S`` (``state``: the app's)."""
     if state.shutdown.draining:
         raise ShuttingDown()
     if not await state.dispatcher.available():
@@ -31,6 +30,11 @@ async def require_worker(request: Request) -> None:
             retry_after_s=RETRY_AFTER_S,
             detail={"worker_grace_s": grace},
         )
+
+
+async def require_worker(request: Request) -> None:
+    """:func:`check_worker` as a route dependency."""
+    await check_worker(request.app.state)
 
 
 #: A route parameter (after the key, so that 401 and 403 come first).

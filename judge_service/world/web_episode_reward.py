@@ -16,10 +16,12 @@ layer, which no other feature may import (``tests/test_feature_rules.py``), and 
 the core would move scoring's whole request handling with it. So the core's app, the one
 place that wires features together, hands it to every feature as ``app.state.submit_rewards``
 (as it hands them ``dispatcher`` and ``registry``); this module reaches it through the
-request and imports nothing of HTTP, the database or the queue.
+request. Before submitting, the rewards route's gate is checked (no worker alive, the
+service stopping: 503).
 
 Only this path sets ``world_verdict``: ``POST /v1/rewards`` refuses a sample that carries it
-(:func:`refuse_world_verdicts`), so a trainer cannot plant its own end-state reward.
+(:func:`~judge_service.world.verdicts.refuse_world_verdicts`), so a trainer cannot plant its
+own end-state reward.
 """
 
 from __future__ import annotations
@@ -33,27 +35,11 @@ from pydantic import ValidationError
 from judge_service import wire
 from judge_service.access.projects import Scope, scope_of
 from judge_service.audit.detectors import resolve_detectors
-from judge_service.core.errors import NoWorker, ShuttingDown, ValidationFailed
+from judge_service.core.api.worker_gate import check_worker
+from judge_service.world.verdicts import WORLD_VERDICT
 
-#: The sample metadata key of an episode's verdict; set only here.
-WORLD_VERDICT = "world_verdict"
 JUDGE = "world_end_state"
 DETECTOR = "world_claims"
-#: Seconds a client is asked to wait when no worker is alive (as the rewards route's gate).
-RETRY_AFTER_S = 5
-
-
-def refuse_world_verdicts(body: wire.RewardRequest) -> None:
-    """422 naming ``samples[i].metadata.world_verdict`` when a request sets it: only an
-    episode of a world does (its reward is read from it)."""
-    for index, sample in enumerate(body.samples):
-        if WORLD_VERDICT in sample.metadata:
-            field = f"samples[{index}].metadata.{WORLD_VERDICT}"
-            raise ValidationFailed(
-                f"{field}: only an episode of a world sets it (POST /v1/episodes/{{id}}/step "
-                "scores the episode); leave it out of a request",
-                detail={"field": field},
-            )
 
 
 def split_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[dict]]:
@@ -112,19 +98,6 @@ def masked(episode_id: str, kind: wire.FailureKind, reason: str) -> dict[str, An
     return result.model_dump(mode="json")
 
 
-async def _check_worker(state: Any) -> None:
-    """The rewards route's gate: no sample is stored that nothing would score."""
-    if state.shutdown.draining:
-        raise ShuttingDown()
-    if not await state.dispatcher.available():
-        grace = state.settings.worker_grace_s
-        raise NoWorker(
-            f"no worker has been alive for {grace:g} s: nothing would score this episode",
-            retry_after_s=RETRY_AFTER_S,
-            detail={"worker_grace_s": grace},
-        )
-
-
 async def score_episode(
     request: Any,
     *,
@@ -161,7 +134,7 @@ async def score_episode(
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error.get("loc", ()))
         return masked(episode_id, "bad_sample", f"not a valid sample: {where}: {error['msg']}")
-    await _check_worker(state)
+    await check_worker(state)
     answer = await state.submit_rewards(body, state=state, key=key, scope=scope)
     if answer.status != "done" or not answer.results:
         return masked(
