@@ -118,6 +118,24 @@ def to_the_user(action: Any, end: bool) -> bool:
     return bool(content_text(action.get("content")).strip())
 
 
+def _with_model(state: Any, episode_id: str, scope: Scope, model: str) -> tuple[Row, Script] | None:
+    """The open episode's row and script when its script names a ``model`` (``user_model``
+    or ``simulator``); else ``None``. A script already cached without one costs no read, so
+    a step without models pays nothing for this."""
+    cache, url = inputs.caches(state), state.settings.database_url
+    cached = cache.scripts.peek(episode_id)
+    if cached is not None and model(cached) is None:
+        return None
+    with get_engine(url).connect() as connection:
+        row = visible(store.read_episode(connection, episode_id), scope, episode_id)
+        script = cache.scripts.get(
+            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
+        )
+    if model(script) is None or row.status != "open":
+        return None
+    return row, script
+
+
 def user_turn_inputs(
     state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope
 ) -> tuple[Script, list[dict[str, Any]], int] | None:
@@ -125,14 +143,10 @@ def user_turn_inputs(
     the messages the user will answer (the action included) and the seed; else ``None``."""
     if not to_the_user(body.action, body.end):
         return None
-    cache, url = inputs.caches(state), state.settings.database_url
-    with get_engine(url).connect() as connection:
-        row = visible(store.read_episode(connection, episode_id), scope, episode_id)
-        script = cache.scripts.get(
-            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
-        )
-    if script.user_model is None or row.status != "open":
+    found = _with_model(state, episode_id, scope, lambda s: s.user_model)
+    if found is None:
         return None
+    row, script = found
     episode = Episode.model_validate(row.episode)
     action = {"role": "assistant", "content": content_text(body.action.get("content"))}
     return script, [*episode.messages, action], episode.seed
@@ -147,15 +161,11 @@ def calls_to_simulate(
     action = body.action
     if not isinstance(action, dict) or not action.get("tool_calls"):
         return None
-    cache, url = inputs.caches(state), state.settings.database_url
-    with get_engine(url).connect() as connection:
-        row = visible(store.read_episode(connection, episode_id), scope, episode_id)
-        script = cache.scripts.get(
-            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
-        )
-    if script.simulator is None or row.status != "open":
+    found = _with_model(state, episode_id, scope, lambda s: s.simulator)
+    if found is None:
         return None
-    world = inputs.loaded_world(cache, url, row.world_id)
+    row, script = found
+    world = inputs.loaded_world(inputs.caches(state), state.settings.database_url, row.world_id)
     episode = Episode.model_validate(row.episode)
     recorder = Recorder()
     act(world, script, episode, action, end=body.end, simulator=recorder)
