@@ -151,3 +151,60 @@ def test_a_simulator_answers_what_nothing_learned_answers(
         headers=keys["trainer"],
     )
     assert refused.status_code == 422 and "simulator" in refused.text, refused.text
+
+
+def test_a_world_names_its_episodes_models_and_a_reset_may_name_others(
+    client, keys: dict[str, Headers], world: tuple[str, dict], fake: FakeOpenAIServer
+):
+    _, task = world
+    fake.configure(
+        "world-user",
+        replies=[
+            {
+                "match": "Your order",
+                "contents": [{"message": "From the world's model.", "ends": False}],
+            }
+        ],
+    )
+    fake.configure(
+        "reset-user",
+        replies=[
+            {
+                "match": "Your order",
+                "contents": [{"message": "From the reset's model.", "ends": False}],
+            }
+        ],
+    )
+    job_id = task["job_id"]
+    models = {"user_model": {"name": "openai/world-user", "api_base": fake.url}}
+    made = client.post("/v1/worlds", json={"jobs": [job_id], **models}, headers=keys["reviewer"])
+    assert made.status_code == 202, made.text
+    built = wait_world(client, keys["trainer"], made.json()["id"])
+    assert built["models"] == models
+
+    def first_reply(**extra: dict) -> str:
+        body = {"task_id": task["id"], **extra}
+        opened = client.post(
+            f"/v1/worlds/{built['id']}/episodes", json=body, headers=keys["trainer"]
+        )
+        assert opened.status_code == 201, opened.text
+        said = client.post(
+            f"/v1/episodes/{opened.json()['episode_id']}/step",
+            json=_say("Your order id?"),
+            headers=keys["trainer"],
+        )
+        return said.json()["observation"]["messages"][0]["content"]
+
+    assert first_reply() == "From the world's model."
+    own = {"name": "openai/reset-user", "api_base": fake.url}
+    assert first_reply(user_model=own) == "From the reset's model."
+
+    for field, spec in (
+        ("simulator", {"name": "openai/x", "endpoint": "nope"}),
+        ("user_model", {"name": "openai/x", "api_base": fake.url, "api_key": "sk-secret"}),
+    ):
+        bad = client.post(
+            "/v1/worlds", json={"jobs": [job_id], field: spec}, headers=keys["reviewer"]
+        )
+        assert bad.status_code == 422 and field in bad.text, bad.text
+        assert "sk-secret" not in bad.text

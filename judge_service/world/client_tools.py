@@ -24,11 +24,6 @@ class SimulatorFailed(Unavailable):
     code = "simulator_failed"
 
 
-def check_simulator(spec: Any, settings: Settings) -> dict[str, Any]:
-    """The call options of a simulator spec; a ValueError naming ``simulator`` if unusable."""
-    return model_options(spec, settings, option="simulator")
-
-
 async def simulate_calls(
     settings: Settings,
     world: World,
@@ -37,7 +32,7 @@ async def simulate_calls(
     seed: int,
 ) -> dict[str, str]:
     """Each asked call's answer by the simulator model, keyed as :class:`GivenAnswers` reads."""
-    options = check_simulator(script.simulator, settings)
+    options = model_options(script.simulator, settings, option="simulator")
     schemas = script.schemas()
 
     async def one(call: Call, state: Mapping[str, Any]) -> tuple[str, str]:

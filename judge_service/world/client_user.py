@@ -24,9 +24,10 @@ class UserModelFailed(Unavailable):
     code = "user_model_failed"
 
 
-def check_user_model(spec: Any, settings: Settings) -> dict[str, Any]:
-    """The call options of a user model spec; a ValueError naming ``user_model`` if unusable."""
-    return model_options(spec, settings, option="user_model")
+def check_model(spec: Any, settings: Settings, option: str) -> dict[str, Any]:
+    """The call options of an episode's model spec (``option``: ``user_model`` or
+    ``simulator``); a ValueError naming ``option`` if unusable."""
+    return model_options(spec, settings, option=option)
 
 
 async def model_user_reply(
@@ -37,7 +38,7 @@ async def model_user_reply(
     episode_id: str,
 ) -> tuple[str, bool]:
     """The user's next message and whether it ends the conversation."""
-    options = check_user_model(script.user_model, settings)
+    options = check_model(script.user_model, settings, "user_model")
     try:
         payload, _ = await get_client(settings).complete_json(
             options["model"],

@@ -19,6 +19,7 @@ from judge_service.core.api.worker_gate import WorkerAlive
 from judge_service.core.errors import NotFound, ValidationFailed
 from judge_service.core.storage import audit
 from judge_service.core.worker.task_names import WORLD_TASK
+from judge_service.judging.endpoints import check_spec
 from judge_service.wire import DbInt
 from judge_service.world import store as world_store
 from judge_service.world import wire as world_wire
@@ -57,8 +58,18 @@ def build_world(
         raise ValidationFailed(
             f"jobs: {'; '.join(problems)}", detail={"field": "jobs", "problems": problems}
         )
+    models = {}
+    for field, given in (("simulator", body.simulator), ("user_model", body.user_model)):
+        if given is not None:
+            spec = given.model_dump(exclude_none=True)
+            models[field] = check_spec(spec, settings=request.app.state.settings, field=field)
     row = world_store.create_world(
-        session=session, name=body.name, jobs=jobs, project=scope.home, created_by=key.id
+        session=session,
+        name=body.name,
+        jobs=jobs,
+        project=scope.home,
+        created_by=key.id,
+        models=models,
     )
     audit.record(session=session, actor=key.id, action="world.build", target=row.id)
     session.commit()

@@ -30,11 +30,12 @@ from judge_service.core.errors import JudgeServiceError, ValidationFailed
 from judge_service.core.storage.db import get_engine
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.core.storage.types import ascii_json
+from judge_service.judging.endpoints import check_spec
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
-from judge_service.world.client_tools import check_simulator, simulate_calls
-from judge_service.world.client_user import check_user_model, model_user_reply
+from judge_service.world.client_tools import simulate_calls
+from judge_service.world.client_user import check_model, model_user_reply
 from judge_service.world.episode import script_for, start
 from judge_service.world.simulate import GivenAnswers
 from judge_service.world.store_episode_play import (
@@ -100,20 +101,17 @@ def reset(
     task = inputs.trace_task(session, row, world, body.task_id)
     traces = inputs.job_traces(cache, session, row)
     script = script_for(inputs.task_fields(task), traces, body.seed)
-    if body.user_model is not None:
-        spec = body.user_model.model_dump(exclude_none=True)
-        try:
-            check_user_model(spec, state.settings)
-        except ValueError as exc:
-            raise ValidationFailed(str(exc), detail={"field": "user_model"}) from exc
-        script.user_model = spec
-    if body.simulator is not None:
-        spec = body.simulator.model_dump(exclude_none=True)
-        try:
-            check_simulator(spec, state.settings)
-        except ValueError as exc:
-            raise ValidationFailed(str(exc), detail={"field": "simulator"}) from exc
-        script.simulator = spec
+    chosen = inputs.world_models(cache, state.settings.database_url, world_id)
+    for field, given in (("user_model", body.user_model), ("simulator", body.simulator)):
+        if given is not None:  # the reset's own, else the world's
+            spec = given.model_dump(exclude_none=True)
+            chosen = {**chosen, field: check_spec(spec, settings=state.settings, field=field)}
+        if chosen.get(field) is not None:
+            try:
+                check_model(chosen[field], state.settings, field)
+            except ValueError as exc:
+                raise ValidationFailed(str(exc), detail={"field": field}) from exc
+    script.user_model, script.simulator = chosen.get("user_model"), chosen.get("simulator")
     episode, observation = start(world, script, seed=body.seed, max_turns=body.max_turns)
     limit = state.settings.episodes_open_per_key
     with store.one_writer(state.settings.database_url):  # counted and added at once

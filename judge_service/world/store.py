@@ -45,7 +45,13 @@ def job_problems(
 
 
 def create_world(
-    *, session: Session, name: str | None, jobs: list[str], project: str, created_by: str | None
+    *,
+    session: Session,
+    name: str | None,
+    jobs: list[str],
+    project: str,
+    created_by: str | None,
+    models: dict[str, Any] | None = None,
 ) -> WorldRow:
     world_id = uuid.uuid4().hex
     row = WorldRow(
@@ -55,6 +61,7 @@ def create_world(
         jobs=list(dict.fromkeys(jobs)),
         status="queued",
         created_by=created_by,
+        models=models or None,
     )
     session.add(row)
     session.flush()
@@ -118,6 +125,7 @@ def world_fields(row: WorldRow, *, report: bool = True) -> dict[str, Any]:
     path letters, tools and fidelity."""
     fields = {c: getattr(row, c) for c in SUMMARY}
     fields["counts"] = row.counts or {}
+    fields["models"] = row.models or {}
     if report:
         stored = row.report or {}
         fields["path_letters"] = stored.get("path_letters", {})

@@ -45,6 +45,18 @@ def loaded_world(cache: WorldCache, url: str, world_id: str) -> World:
     return cache.worlds.get(world_id, load)
 
 
+def world_models(cache: WorldCache, url: str, world_id: str) -> dict[str, Any]:
+    """The world's default episode models (``simulator``, ``user_model``), read once per
+    process: they are set when the world is made and never change."""
+
+    def load() -> dict[str, Any]:
+        with session_scope(url) as session:
+            models = session.scalar(select(WorldRow.models).where(WorldRow.id == world_id))
+        return dict(models or {})
+
+    return cache.scripts.get(("world models", world_id), load)
+
+
 def done_world(session: Session, scope: Scope, world_id: str) -> Any:
     """The world's ``id, project, status, jobs``: 404 unless the caller sees it, 409 unless
     it is built. Only these columns: SQLite would read the world JSON's overflow pages to

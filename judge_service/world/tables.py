@@ -41,3 +41,6 @@ class WorldRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     #: When a worker's sweeper last re-sent its task (a queued build whose message was lost).
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    #: The models its episodes use unless a reset names others: ``{"simulator",
+    #: "user_model"}``, model specs (either may be absent).
+    models: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())

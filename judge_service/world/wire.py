@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, JsonValue, StringConstraints
 
-from judge_service.wire import CONTROL_CHARACTERS, _Strict
+from judge_service.wire import CONTROL_CHARACTERS, ModelSpec, _Strict
 
 #: Printable, no control characters (PostgreSQL's text refuses NUL), bounded.
 JobId = Annotated[
@@ -33,6 +33,16 @@ class WorldBuild(_Strict):
         default=None,
         description="A name to know it by (default: `world-` and the start of its id).",
     )
+    simulator: ModelSpec | None = Field(
+        default=None,
+        description="The model that answers, in episodes, the tool calls nothing learned "
+        "answers (path e); a reset may name another.",
+    )
+    user_model: ModelSpec | None = Field(
+        default=None,
+        description="The model that plays the user in episodes (else the traced user is "
+        "replayed); a reset may name another.",
+    )
 
 
 class WorldSummary(BaseModel):
@@ -44,6 +54,9 @@ class WorldSummary(BaseModel):
         default_factory=dict,
         description="`jobs, traces, goals, goals_with_repeats, held_out_runs, entities, "
         "entity_types, tools, writes, usable_transitions, replays` (once built).",
+    )
+    models: dict[str, JsonValue] = Field(
+        default_factory=dict, description="`simulator`, `user_model`: the episodes' models."
     )
     created_at: datetime
     started_at: datetime | None = None
