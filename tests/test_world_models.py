@@ -10,11 +10,15 @@ The model is the fake OpenAI-compatible server; the world is the seed loop's (re
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from judge_service.core.settings import Settings
 from tests.fakes import FakeOpenAIServer
 from tests.forge_support import forge
+from tests.helpers import service_env
+from tests.support_cli import invoke, run_in_process
 from tests.test_world_api import wait_world
 from tests.test_world_seed_loop import GOAL, POLICIES, corpus
 
@@ -208,3 +212,21 @@ def test_a_world_names_its_episodes_models_and_a_reset_may_name_others(
         )
         assert bad.status_code == 422 and field in bad.text, bad.text
         assert "sk-secret" not in bad.text
+
+
+def test_the_command_line_names_a_worlds_models(
+    world: tuple[str, dict], embedded_settings: Settings, fake: FakeOpenAIServer, tmp_path: Path
+):
+    _, task = world
+    env = service_env(JS_DATABASE_URL=embedded_settings.database_url)
+    spec = json.dumps({"name": "openai/backend", "api_base": fake.url})
+    built = json.loads(
+        run_in_process(
+            "world", "build", task["job_id"], "--simulator", spec, "--json", env=env, cwd=tmp_path
+        )
+    )
+    assert built["status"] == "done"
+    assert built["models"] == {"simulator": {"name": "openai/backend", "api_base": fake.url}}
+    keyed = json.dumps({"name": "openai/x", "api_key": "sk-secret"})
+    refused = invoke("world", "build", task["job_id"], "--user-model", keyed, env=env, cwd=tmp_path)
+    assert refused.exit_code == 2 and "--user-model" in refused.stderr, refused.stderr

@@ -45,6 +45,27 @@ def _print(detail: dict[str, Any], as_json: bool) -> None:
     print_world(detail)
 
 
+def _models(settings: Any, **given: str | None) -> dict[str, Any]:
+    """The model options as the world stores them (checked as ``POST /v1/worlds`` checks)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from judge_service.core.errors import JudgeServiceError
+    from judge_service.judging.endpoints import check_spec
+    from judge_service.wire import ModelSpec
+
+    models = {}
+    for field, value in given.items():
+        if value is None:
+            continue
+        try:
+            raw = json.loads(value) if value.lstrip().startswith("{") else value
+            spec = TypeAdapter(ModelSpec).validate_python(raw).model_dump(exclude_none=True)
+            models[field] = check_spec(spec, settings=settings, field=field)
+        except (ValueError, ValidationError, JudgeServiceError) as exc:
+            raise _fail(f"--{field.replace('_', '-')}: {exc}") from exc
+    return models
+
+
 @world_app.command("build")
 def build(
     jobs: Annotated[list[str], typer.Argument(help="Forge job ids: traces jobs, done")],
@@ -53,9 +74,18 @@ def build(
         str, typer.Option(help="The project of the forge jobs, and of the world")
     ] = "default",
     as_json: Annotated[bool, typer.Option("--json", help="Print the world as JSON")] = False,
+    simulator: Annotated[
+        str | None,
+        typer.Option(help="Its episodes' model for calls nothing learned answers (path e)"),
+    ] = None,
+    user_model: Annotated[
+        str | None, typer.Option(help="Its episodes' model that plays the user")
+    ] = None,
 ) -> None:
     """Build a world from the traces of forge jobs: entities, a model of each tool, and its
-    fidelity on one held-out run of every goal with repeats, beside exact-call replay."""
+    fidelity on one held-out run of every goal with repeats, beside exact-call replay.
+    ``--simulator`` and ``--user-model`` take a model string or a JSON spec object, as
+    ``POST /v1/worlds`` does."""
     from judge_service.core.storage import audit
     from judge_service.core.storage.db import session_scope
     from judge_service.world import store as world_store
@@ -63,6 +93,7 @@ def build(
 
     project = project_name(project)
     settings = get_settings()
+    models = _models(settings, simulator=simulator, user_model=user_model)
     with session_scope(settings.database_url) as session:
         problems = world_store.job_problems(
             session=session, job_ids=list(dict.fromkeys(jobs)), project=project, see=None
@@ -70,7 +101,12 @@ def build(
         if problems:
             raise _fail("; ".join(problems))
         row = world_store.create_world(
-            session=session, name=name, jobs=jobs, project=project, created_by="cli"
+            session=session,
+            name=name,
+            jobs=jobs,
+            project=project,
+            created_by="cli",
+            models=models,
         )
         audit.record(session=session, actor="cli", action="world.build", target=row.id)
         world_id = row.id
