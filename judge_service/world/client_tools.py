@@ -1,6 +1,6 @@
-"""(e)'s model calls: one JSON completion per tool call that nothing learned answers, at
-temperature 0 with the episode's seed. No storage: the step route calls it before the step's
-transaction and plays the step with the answers (:mod:`judge_service.world.simulate`)."""
+"""(e)'s model calls: one JSON completion per tool call that nothing learned answers
+(:mod:`judge_service.world.client_models`); the step route plays the step with the answers
+(:mod:`judge_service.world.simulate`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 from judge_service.core.errors import Unavailable
 from judge_service.core.settings import Settings
-from judge_service.judging.client import ModelCallError, get_client
-from judge_service.judging.client_options import model_options
+from judge_service.judging.client import ModelCallError
+from judge_service.world.client_models import ask_json
 from judge_service.world.model import Call
 from judge_service.world.script import Script
 from judge_service.world.simulate import ANSWER_SCHEMA, answer_of, call_key, tool_messages
@@ -32,26 +32,23 @@ async def simulate_calls(
     seed: int,
 ) -> dict[str, str]:
     """Each asked call's answer by the simulator model, keyed as :class:`GivenAnswers` reads."""
-    options = model_options(script.simulator, settings, option="simulator")
     schemas = script.schemas()
 
     async def one(call: Call, state: Mapping[str, Any]) -> tuple[str, str]:
         messages = tool_messages(world, schemas.get(call.name, {}), state, call)
         try:
-            payload, _ = await get_client(settings).complete_json(
-                options["model"],
+            payload = await ask_json(
+                settings,
+                script.simulator,
+                "simulator",
                 messages,
                 ANSWER_SCHEMA,
+                seed=seed,
+                max_tokens=800,
                 cache_key_parts={"world_tool": call.name, "seed": seed},
-                api_base=options.get("api_base"),
-                api_key=options.get("api_key"),
-                timeout=float(options.get("timeout_s", 60.0)),
-                sampling={"temperature": 0.0, "seed": seed, "max_tokens": 800},
-                response_format_kind=options.get("response_format_kind", "json_schema"),
-                free=bool(options.get("free", False)),
                 schema_name="tool_answer",
             )
-        except ModelCallError as exc:
+        except (ModelCallError, ValueError) as exc:  # ValueError: the spec no longer runs
             raise SimulatorFailed(f"the simulator model failed on {call.name}: {exc}") from exc
         text = answer_of(payload)
         if text is None:

@@ -34,8 +34,9 @@ from judge_service.judging.endpoints import check_spec
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
+from judge_service.world.client_models import check_model
 from judge_service.world.client_tools import simulate_calls
-from judge_service.world.client_user import check_model, model_user_reply
+from judge_service.world.client_user import model_user_reply
 from judge_service.world.episode import script_for, start
 from judge_service.world.simulate import GivenAnswers
 from judge_service.world.store_episode_play import (
