@@ -15,7 +15,7 @@ import ssl
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, NamedTuple, NoReturn, TypeVar
+from typing import Any, NamedTuple, NoReturn, Self, TypeVar
 
 import httpx
 from pydantic import TypeAdapter
@@ -105,7 +105,54 @@ def _service_error(response: httpx.Response) -> RewardServiceError:
         return RewardServiceError(response.status_code, "http_error", response.text[:500])
 
 
-class AsyncRewardClient:
+class LoopHTTPClient:
+    """One pooled HTTP client per running event loop, kept for the next call on the same
+    loop: a trainer calls every step from one loop (GRPOTrainer's ``async_loop``), so the
+    connection stays open between steps. A client made on another loop is dropped. The
+    subclass sets ``base_url``, ``api_key`` and ``transport`` and says how many
+    connections (:meth:`_connections`)."""
+
+    base_url: str
+    api_key: str | None
+    transport: httpx.AsyncBaseTransport | None
+    _http: httpx.AsyncClient | None = None
+    _http_loop: asyncio.AbstractEventLoop | None = None
+
+    def _connections(self) -> int:
+        raise NotImplementedError
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def _client(self) -> httpx.AsyncClient:
+        """The HTTP client of the running event loop (class docstring)."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http_loop is not loop:
+            self._http = httpx.AsyncClient(
+                base_url=self.base_url,
+                headers=self._headers(),
+                limits=httpx.Limits(max_connections=self._connections()),
+                timeout=None,
+                verify=_tls_context(),
+                transport=self.transport,
+            )
+            self._http_loop = loop
+        return self._http
+
+    async def aclose(self) -> None:
+        """Close the connections made on the running loop."""
+        http, self._http = self._http, None
+        if http is not None and self._http_loop is asyncio.get_running_loop():
+            await http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class AsyncRewardClient(LoopHTTPClient):
     """Scores any number of samples against one service, from any event loop."""
 
     def __init__(
@@ -129,40 +176,9 @@ class AsyncRewardClient:
         self.backoff_s = backoff_s
         self.transport = transport  # tests pass httpx.MockTransport here
         self.last_responses: list[RewardResponse] = []
-        self._http: httpx.AsyncClient | None = None
-        self._http_loop: asyncio.AbstractEventLoop | None = None
 
-    def _client(self) -> httpx.AsyncClient:
-        """The HTTP client of the running event loop, kept for the next call on the same
-        loop: a trainer calls every step from one loop (GRPOTrainer's ``async_loop``), so
-        the connection stays open between steps. A client made on another loop is dropped."""
-        loop = asyncio.get_running_loop()
-        if self._http is None or self._http_loop is not loop:
-            self._http = httpx.AsyncClient(
-                base_url=self.base_url,
-                headers=self._headers(),
-                limits=httpx.Limits(max_connections=self.max_concurrency * 2),
-                timeout=None,
-                verify=_tls_context(),
-                transport=self.transport,
-            )
-            self._http_loop = loop
-        return self._http
-
-    async def aclose(self) -> None:
-        """Close the connections made on the running loop."""
-        http, self._http = self._http, None
-        if http is not None and self._http_loop is asyncio.get_running_loop():
-            await http.aclose()
-
-    async def __aenter__(self) -> AsyncRewardClient:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+    def _connections(self) -> int:
+        return self.max_concurrency * 2
 
     async def score(
         self,

@@ -34,13 +34,13 @@ from tenacity import (
 
 from trainer_bridge.client import (
     JSON_HEADERS,
+    LoopHTTPClient,
     RewardConnectionError,
     RewardServiceError,
     RewardTimeout,
     _asked_back,
     _pause,
     _service_error,
-    _tls_context,
     _try_again,
 )
 
@@ -130,7 +130,7 @@ def _bad(answer: Mapping[str, Any], what: str) -> NoReturn:
     raise RewardServiceError(200, "bad_response", f"no {what} in {str(dict(answer))[:200]}")
 
 
-class AsyncEpisodeClient:
+class AsyncEpisodeClient(LoopHTTPClient):
     """Resets, steps and reads episodes of any world of one service, from any event loop."""
 
     def __init__(
@@ -151,36 +151,9 @@ class AsyncEpisodeClient:
         self.backoff_s = backoff_s
         self.max_connections = max_connections
         self.transport = transport  # tests pass httpx.MockTransport here
-        self._http: httpx.AsyncClient | None = None
-        self._http_loop: asyncio.AbstractEventLoop | None = None
 
-    def _client(self) -> httpx.AsyncClient:
-        """The running loop's HTTP client, kept between calls (a rollout steps many times)."""
-        loop = asyncio.get_running_loop()
-        if self._http is None or self._http_loop is not loop:
-            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            self._http = httpx.AsyncClient(
-                base_url=self.base_url,
-                headers=headers,
-                limits=httpx.Limits(max_connections=self.max_connections),
-                timeout=None,
-                verify=_tls_context(),
-                transport=self.transport,
-            )
-            self._http_loop = loop
-        return self._http
-
-    async def aclose(self) -> None:
-        """Close the connections made on the running loop."""
-        http, self._http = self._http, None
-        if http is not None and self._http_loop is asyncio.get_running_loop():
-            await http.aclose()
-
-    async def __aenter__(self) -> AsyncEpisodeClient:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+    def _connections(self) -> int:
+        return self.max_connections
 
     async def reset(
         self,
