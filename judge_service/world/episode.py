@@ -16,12 +16,10 @@ turn); :func:`act` takes the agent's action, an assistant message:
   A call no path (a)-(d) answers (``model_needed``) gets the ``simulator``'s answer
   (:mod:`~judge_service.world.simulate`), else an ``Error: ...`` saying so; either way the
   state is left as it was, and a write answered so makes the verdict undetermined;
-- a message with text and no tool calls goes to the simulated user
-  (:mod:`~judge_service.world.user`), whose reply is the observation.
+- text with no tool calls goes to the user (:mod:`~judge_service.world.user`), who replies.
 
-The episode is done when the user ends it, when the agent passes ``end=True`` (after its
-action, which then gets no user reply), or after ``max_turns`` actions. :func:`finish`
-compares the final state with the task's reference end state.
+It is done when the user ends it, the agent passes ``end=True`` (its action then gets no
+reply), or after ``max_turns`` actions; :func:`finish` compares the end state with the task's.
 """
 
 from __future__ import annotations
@@ -73,6 +71,12 @@ def state_of(world: World, episode: Episode) -> State:
     for key in episode.removed:
         state.pop(key, None)
     return state
+
+
+def entities_of(world: World, episode: Episode, keys: list[str]) -> State:
+    """``keys`` of :func:`state_of` (``None``: removed or never held), copying no state."""
+    gone = set(episode.removed)
+    return {k: None if k in gone else episode.overrides.get(k, world.base.get(k)) for k in keys}
 
 
 def start(

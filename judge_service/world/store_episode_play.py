@@ -20,7 +20,7 @@ from judge_service.forge.traces import content_text
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
-from judge_service.world.episode import Episode, Script, act, finish, state_of
+from judge_service.world.episode import Episode, Script, act, entities_of, finish
 from judge_service.world.simulate import Recorder, ToolSimulator
 from judge_service.world.user import SimulatedUser
 
@@ -90,7 +90,7 @@ def detail(state: Any, episode_id: str, scope: Scope) -> dict[str, Any]:
     with get_engine(url).connect() as connection:
         row = visible(store.read_episode(connection, episode_id), scope, episode_id)
     episode = Episode.model_validate(row.episode)
-    now = state_of(inputs.loaded_world(inputs.caches(state), url, row.world_id), episode)
+    world = inputs.loaded_world(inputs.caches(state), url, row.world_id)
     return {
         "id": row.id,
         "world_id": row.world_id,
@@ -103,7 +103,7 @@ def detail(state: Any, episode_id: str, scope: Scope) -> dict[str, Any]:
         "max_turns": episode.max_turns,
         "ended_by": episode.ended_by,
         "messages": episode.messages,
-        "touched": {k: now.get(k) for k in episode.touched},
+        "touched": entities_of(world, episode, episode.touched),
         "answers": episode.answers,
         "result": row.result,
         "created_at": row.created_at.isoformat(),
