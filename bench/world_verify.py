@@ -22,10 +22,11 @@ is the world's agreement over the baseline's. Runs "through other calls" are the
 whose write calls differ from their goal's ground-truth actions (``tasks_train.jsonl``);
 only the benchmark reads those, the world never does.
 
-Figures at the time of writing (79 held-out runs): agreement 0.962 (64 reached/success,
-12 not/failure, 3 undetermined: two writes only a model could answer, one task without a
-consensus reference); baseline 0.949; ratio 1.013; 7 successes through other calls, the
-verdict agrees on 6 (the 7th is the task without a reference), the baseline on 4.
+Figures at the time of writing (79 held-out runs): agreement 0.987 (65 reached/success,
+13 not/failure, 1 undetermined: the task without a consensus reference); baseline 0.949;
+ratio 1.040; 7 successes through other calls, the verdict agrees on 6 (the 7th is the task
+without a reference), the baseline on 4. Before the world learned the item modification's
+payment entry (a payment or a refund by the difference's sign): 0.962, 3 undetermined.
 
     python bench/world_verify.py [--json] [--show N]
 """

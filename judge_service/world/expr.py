@@ -6,6 +6,8 @@ An expression is a tagged JSON object, so it stores with the world:
 - ``{"arg": name}`` (``"at": "j"``: element j of a list argument, in an element-wise
   change; ``"sorted": true``: the list sorted);
 - ``{"elem": [path]}``: a field of the element being mapped or updated;
+- ``{"own": [path]}``: a field of the entity before the change (an order's first payment,
+  which a change of payment method refunds), found only for the elements a write appends;
 - ``{"ref": <expr of an id>, "entity": T, "field": f, "path": [...]}``: a field of the
   object, inside an entity of type ``T``, whose id field ``f`` holds that id (a price from
   a catalogue entry the call names);
@@ -18,6 +20,7 @@ stays a constant. Learning keeps only the expressions that fit every example.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from judge_service.forge.entities import canonical
@@ -25,6 +28,10 @@ from judge_service.world.formulas import NUMERIC, numeric_value
 from judge_service.world.lookup import Ctx, find_object, locate
 from judge_service.world.model import Expr
 from judge_service.world.values import MISSING, get_path, is_number, same
+
+#: How deep, and how many list elements each, an ``own`` source is looked for.
+OWN_DEPTH = 3
+OWN_ITEMS = 4
 
 
 def _arg(expr: Expr, ctx: Ctx) -> Any:
@@ -53,6 +60,8 @@ def evaluate(expr: Expr, ctx: Ctx) -> Any:
         return _arg(expr, ctx)
     if "elem" in expr:
         return get_path(ctx.elem, expr["elem"])
+    if "own" in expr:
+        return get_path(ctx.pre, expr["own"])
     if "ref" in expr:
         key = evaluate(expr["ref"], ctx)
         if key is MISSING:
@@ -98,7 +107,9 @@ def _argument(value: Any, ctx: Ctx, key: str | None) -> Expr | None:
 
 
 def _reference(value: Any, ctx: Ctx, key: str | None) -> Expr | None:
-    """``value`` as a field of an object that an argument (or its element j) names."""
+    """``value`` as a field of an object that an argument (or its element j) names. The
+    id must name one object of its type: a payment method id held by many payments names
+    none of them."""
     if ctx.index is None:
         return None
     for source in ({"arg": n} for n in ctx.args):
@@ -106,7 +117,11 @@ def _reference(value: Any, ctx: Ctx, key: str | None) -> Expr | None:
         if ctx.j is not None and isinstance(ctx.args[source["arg"]], list):
             ids = [{**source, "at": "j"}]
         for id_expr in ids:
-            for entity, id_field, obj in locate(ctx.state, evaluate(id_expr, ctx), ctx.index):
+            found = locate(ctx.state, evaluate(id_expr, ctx), ctx.index)
+            named = Counter((entity, id_field) for entity, id_field, _ in found)
+            for entity, id_field, obj in found:
+                if named[entity, id_field] > 1:
+                    continue
                 paths = [[key]] if key in obj else []
                 paths += [[name] for name in obj if name != key]
                 for path in paths:
@@ -115,7 +130,25 @@ def _reference(value: Any, ctx: Ctx, key: str | None) -> Expr | None:
     return None
 
 
-def _whole(value: Any, ctx: Ctx, key: str | None) -> Expr | None:
+def _own(value: Any, within: Any, path: list[Any], key: str | None) -> list[Any] | None:
+    """The path of ``value`` in the entity (depth first, first list elements first)."""
+    if len(path) > OWN_DEPTH:
+        return None
+    pairs: list[tuple[Any, Any]] = []
+    if isinstance(within, dict):
+        pairs = sorted(within.items(), key=lambda kv: kv[0] != key)
+    elif isinstance(within, list):
+        pairs = list(enumerate(within[:OWN_ITEMS]))
+    for part, item in pairs:
+        if same(item, value):
+            return [*path, part]
+        found = _own(value, item, [*path, part], key)
+        if found is not None:
+            return found
+    return None
+
+
+def _whole(value: Any, ctx: Ctx, key: str | None, own: bool = False) -> Expr | None:
     if isinstance(ctx.elem, dict) and key in ctx.elem and same(ctx.elem[key], value):
         return {"elem": [key]}
     if key is not None and key in ctx.args:
@@ -131,7 +164,11 @@ def _whole(value: Any, ctx: Ctx, key: str | None) -> Expr | None:
         for name, item in ctx.elem.items():
             if same(item, value):
                 return {"elem": [name]}
-    return _reference(value, ctx, key)
+    found = _reference(value, ctx, key)
+    if found is None and own and isinstance(ctx.pre, dict | list):
+        path = _own(value, ctx.pre, [], key)
+        found = None if path is None else {"own": path}
+    return found
 
 
 def alternatives(value: Any, ctx: Ctx, key: str | None = None) -> list[Expr]:
@@ -163,15 +200,16 @@ def constants(expr: Expr | None) -> list[Any]:
     return []
 
 
-def abstract(value: Any, ctx: Ctx, key: str | None = None) -> Expr:
-    """One expression that gives ``value`` in ``ctx``, preferring sources named ``key``."""
-    found = _whole(value, ctx, key)
+def abstract(value: Any, ctx: Ctx, key: str | None = None, own: bool = False) -> Expr:
+    """One expression that gives ``value`` in ``ctx``, preferring sources named ``key``
+    (``own``: the entity's own fields are a last source)."""
+    found = _whole(value, ctx, key, own)
     if found is not None:
         return found
     if isinstance(value, dict) and value:
-        return {"obj": {k: abstract(v, ctx, k) for k, v in value.items()}}
+        return {"obj": {k: abstract(v, ctx, k, own) for k, v in value.items()}}
     if isinstance(value, list) and 0 < len(value) <= 8:
-        return {"list": [abstract(v, ctx, key) for v in value]}
+        return {"list": [abstract(v, ctx, key, own) for v in value]}
     return {"const": value}
 
 
@@ -184,35 +222,3 @@ def constant(expr: Expr) -> bool:
     if "list" in expr:
         return all(constant(e) for e in expr["list"])
     return False
-
-
-def describe(expr: Expr | None) -> str:
-    """A short human reading: ``args.reason``, ``'cancelled'``, ``elem.amount``."""
-    if expr is None:
-        return "?"
-    if "const" in expr:
-        return canonical(expr["const"])[:40]
-    if "add" in expr:
-        signs = ["+" if s > 0 else "-" for s in expr["signs"]]
-        text = " ".join(f"{s} {describe(t)}" for s, t in zip(signs, expr["add"], strict=True))
-        return text.removeprefix("+ ")
-    if "sum_ref" in expr:
-        where = f"{expr['entity']}[{expr['field']}=each args.{expr['sum_ref']}]"
-        return f"sum({where}.{'.'.join(map(str, expr['path']))})"
-    if "sum_match" in expr:
-        where = ".".join(map(str, expr["sum_match"]))
-        field, path = expr["field"], ".".join(map(str, expr["path"]))
-        return f"sum({where}[{field} in args.{expr['arg']}].{path})"
-    if "arg" in expr:
-        text = f"args.{expr['arg']}" + ("[j]" if expr.get("at") else "")
-        return f"sorted({text})" if expr.get("sorted") else text
-    if "elem" in expr:
-        return "elem." + ".".join(map(str, expr["elem"]))
-    if "ref" in expr:
-        inner = describe(expr["ref"])
-        return f"{expr['entity']}[{expr['field']}={inner}]." + ".".join(map(str, expr["path"]))
-    if "obj" in expr:
-        return "{" + ", ".join(f"{k}: {describe(v)}" for k, v in expr["obj"].items()) + "}"
-    if "list" in expr:
-        return "[" + ", ".join(describe(v) for v in expr["list"]) + "]"
-    return "?"

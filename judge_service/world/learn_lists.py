@@ -1,5 +1,5 @@
-"""Proposals for how a write changed a list: it appended (an argument's items, one built
-element, or one element per existing element), removed what an argument names, or updated
+"""Proposals for how a write changed a list: it appended (an argument's items, built
+elements, or one element per existing element), removed what an argument names, or updated
 the elements an argument names.
 
 These are proposals from one example each; :mod:`judge_service.world.learn_ops` keeps a
@@ -12,13 +12,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from judge_service.forge.entities import canonical
-from judge_service.world.expr import abstract
+from judge_service.world.expr import abstract, trivial
+from judge_service.world.formulas import formulas
 from judge_service.world.lookup import Ctx
-from judge_service.world.model import Op
-from judge_service.world.values import same
+from judge_service.world.model import Expr, Op
+from judge_service.world.values import is_number, same
 
 #: Distinct values of a field tried as a filter for element-wise appends.
 MAX_FILTER_VALUES = 6
+#: Formulas tried for a number in an appended element.
+MAX_FORMULAS = 4
 
 
 def _scalar_fields(items: list[Any]) -> list[str]:
@@ -51,6 +54,18 @@ def _map_appends(before: list[Any], added: list[Any], ctx: Ctx, path: list[Any])
         exprs = [abstract(new, ctx.at(old, None)) for old, new in zip(chosen, added, strict=True)]
         if len({canonical(e) for e in exprs}) == 1 and "elem" in canonical(exprs[0]):
             yield Op(kind="map_append", path=path, expr=exprs[0], where=where)
+
+
+def _computed(built: Expr, added: Any, ctx: Ctx) -> Iterator[Expr]:
+    """``built`` (an element) with one number it holds as a constant computed instead: a
+    payment's amount is the price difference of the items a call exchanges."""
+    fields = built.get("obj", {})
+    for name, part in fields.items():
+        value = added.get(name) if isinstance(added, dict) else None
+        if "const" not in part or not is_number(value) or trivial(value):
+            continue
+        for formula in formulas(value, ctx)[:MAX_FORMULAS]:
+            yield {"obj": {**fields, name: formula}}
 
 
 def _removed(before: list[Any], after: list[Any]) -> list[Any] | None:
@@ -105,8 +120,13 @@ def list_proposals(before: Any, after: list[Any], ctx: Ctx, path: list[Any]) -> 
             if isinstance(given, list) and same(given, added):
                 yield Op(kind="extend", path=path, expr={"arg": name})
         if len(added) == 1:
-            yield Op(kind="append", path=path, expr=abstract(added[0], ctx))
+            built = abstract(added[0], ctx, own=True)
+            yield Op(kind="append", path=path, expr=built)
+            for expr in _computed(built, added[0], ctx):
+                yield Op(kind="append", path=path, expr=expr)
             yield Op(kind="append", path=path, expr={"const": added[0]})
+        else:
+            yield Op(kind="extend", path=path, expr=abstract(added, ctx, own=True))
         yield from _map_appends(before, added, ctx, path)
     elif len(after) < len(before):
         yield from _removals(before, after, ctx, path)

@@ -19,23 +19,16 @@ from typing import Any
 from judge_service.forge.entities import VOLATILE, canonical
 from judge_service.world.expr import abstract, alternatives, constant, constants, trivial
 from judge_service.world.formulas import formulas
+from judge_service.world.learn_cases import Example, check, either, settled, sides_of
 from judge_service.world.learn_lists import list_proposals
 from judge_service.world.lookup import Ctx, pair_up
 from judge_service.world.model import Op
-from judge_service.world.ops import apply_op, resolve
 from judge_service.world.text import as_text
-from judge_service.world.values import MISSING, add_numbers, get_path, is_number, same
+from judge_service.world.values import MISSING, add_numbers, is_number, same
 
 #: How many differing examples propose candidates at one field.
 MAX_SOURCES = 8
 KIND_ORDER = ("update_where", "map_append", "extend", "remove", "shift", "append", "set", "unset")
-
-
-@dataclass
-class Example:
-    pre: Any
-    post: Any
-    ctx: Ctx
 
 
 @dataclass
@@ -60,17 +53,10 @@ def _symbolic(key: str, ctx: Ctx) -> Any:
     return key
 
 
-def _sides(ex: Example, path: Sequence[Any]) -> tuple[Any, Any] | None:
-    where = resolve(path, ex.ctx)
-    if where is None:
-        return None
-    return get_path(ex.pre, where), get_path(ex.post, where)
-
-
 def _components(examples: Sequence[Example], path: list[Any]) -> list[Any]:
     found: dict[str, Any] = {}
     for ex in examples:
-        sides = _sides(ex, path)
+        sides = sides_of(ex, path)
         if sides is None:
             continue
         before, after = sides
@@ -138,20 +124,11 @@ def _op_constants(op: Op) -> list[Any]:
     return out
 
 
-def check(op: Op, ex: Example) -> bool:
-    """Whether ``op`` gives this example's after-state at its path."""
-    where = resolve(op.path, ex.ctx)
-    if where is None:
-        return True  # the example names no such key: nothing to explain here
-    got = apply_op(ex.pre, op, ex.ctx)
-    return got is not MISSING and same(get_path(got, where), get_path(ex.post, where))
-
-
 def _fill_update(op: Op, examples: Sequence[Example]) -> Op | None:
     """An ``update_where`` proposal with its element changes, learned from all examples."""
     subs = []
     for ex in examples:
-        sides = _sides(ex, op.path)
+        sides = sides_of(ex, op.path)
         if sides is None:
             continue
         before, after = sides
@@ -179,7 +156,7 @@ def _best(examples: Sequence[Example], path: list[Any]) -> tuple[Op | None, int]
     proposals: dict[str, Op] = {}
     sources = 0
     for ex in examples:
-        sides = _sides(ex, path)
+        sides = sides_of(ex, path)
         if sides is None or same(*sides):
             continue
         for op in _proposals(sides[0], sides[1], ex.ctx, path):
@@ -196,9 +173,13 @@ def _best(examples: Sequence[Example], path: list[Any]) -> tuple[Op | None, int]
                 continue
             op = filled
         if all(check(op, ex) for ex in examples) and not _copied(op, examples):
+            simpler = settled(op, examples)
+            if simpler is not op and all(check(simpler, ex) for ex in examples):
+                return simpler, rejected
             return op, rejected
         rejected += 1
-    return None, rejected
+    ranked = sorted(proposals.values(), key=_rank)
+    return either(ranked, examples), rejected
 
 
 def learn_ops(examples: Sequence[Example], path: list[Any] | None = None) -> Learned:
@@ -214,7 +195,7 @@ def learn_ops(examples: Sequence[Example], path: list[Any] | None = None) -> Lea
             continue
         nested = [
             s
-            for s in (_sides(ex, sub) for ex in examples)
+            for s in (sides_of(ex, sub) for ex in examples)
             if s is not None and not (s[0] is MISSING and s[1] is MISSING)
         ]
         if nested and all(isinstance(a, dict) and isinstance(b, dict) for a, b in nested):

@@ -73,10 +73,19 @@ class Op(BaseModel):
     ``expr``), ``append``, ``extend`` (a list argument), ``map_append`` (an element per
     existing element that ``where`` selects), ``remove`` (elements whose ``where.field``
     the argument ``where.arg`` names), ``update_where`` (``ops`` on the elements that
-    argument names)."""
+    argument names), ``either`` (``ops[0]`` where the number ``expr`` is at least 0, above
+    0 with ``where.strict``; else ``ops[1]``)."""
 
     kind: Literal[
-        "set", "unset", "shift", "append", "extend", "map_append", "remove", "update_where"
+        "set",
+        "unset",
+        "shift",
+        "append",
+        "extend",
+        "map_append",
+        "remove",
+        "update_where",
+        "either",
     ]
     path: list[Any]
     expr: Expr | None = None

@@ -77,8 +77,20 @@ def _list_op(current: Any, op: Op, ctx: Ctx) -> Any:
     return _update_where(items, op, ctx)
 
 
+def _chosen(op: Op, ctx: Ctx) -> Op | None:
+    """The branch of an ``either`` op that its number's sign picks."""
+    value = evaluate(op.expr or {}, ctx)
+    if not is_number(value) or len(op.ops) != 2:
+        return None
+    above = value > 0 if (op.where or {}).get("strict") else value >= 0
+    return op.ops[0] if above else op.ops[1]
+
+
 def apply_op(entity: Any, op: Op, ctx: Ctx) -> Any:
     """``entity`` after ``op`` (``MISSING`` when it cannot apply)."""
+    if op.kind == "either":
+        chosen = _chosen(op, ctx)
+        return MISSING if chosen is None else apply_op(entity, chosen, ctx)
     path = resolve(op.path, ctx)
     if path is None:
         return MISSING

@@ -14,34 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from judge_service.world.describe import describe_op
 from judge_service.world.engine import answer_call
-from judge_service.world.expr import describe
 from judge_service.world.lookup import Index
-from judge_service.world.model import PATHS, Answer, Call, Op, ToolModel, TraceStart
-from judge_service.world.values import is_number
-
-
-def describe_op(op: Op) -> str:
-    where = ".".join(f"<{p['arg']}>" if isinstance(p, dict) else str(p) for p in op.path)
-    if op.kind == "set":
-        return f"{where} := {describe(op.expr)}"
-    if op.kind == "unset":
-        return f"{where} removed"
-    if op.kind == "shift":
-        sign, expr = op.sign, op.expr or {}
-        if is_number(expr.get("const")) and expr["const"] < 0:
-            sign, expr = -sign, {"const": -expr["const"]}
-        return f"{where} {'+' if sign > 0 else '-'}= {describe(expr)}"
-    if op.kind in ("append", "extend"):
-        return f"{where} {op.kind} {describe(op.expr)}"
-    if op.kind == "map_append":
-        return f"{where} append for each {op.where or 'element'}: {describe(op.expr)}"
-    where_arg = (op.where or {}).get("arg")
-    field = (op.where or {}).get("field")
-    if op.kind == "remove":
-        return f"{where} remove where {field or 'element'} in args.{where_arg}"
-    inner = "; ".join(describe_op(o) for o in op.ops)
-    return f"{where} where {field} in args.{where_arg}: {inner}"
+from judge_service.world.model import PATHS, Answer, Call, ToolModel, TraceStart
 
 
 class World(BaseModel):
