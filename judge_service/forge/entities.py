@@ -2,7 +2,10 @@
 
 An entity is an object a tool returned, keyed ``"<id field>=<value>"``: the answer's id field
 whose value the call passed as an argument (``get_order(order_id="A1")`` returning
-``{"order_id": "A1", "user_id": "u7", ...}`` is ``order_id=A1``), else its ``id`` field, else
+``{"order_id": "A1", "user_id": "u7", ...}`` is ``order_id=A1``) unless its first id field
+holds another value (``open_ticket(customer_id="C4")`` returning ``{"ticket_id": "T9",
+"customer_id": "C4"}`` is ``ticket_id=T9``: the object's own id comes first), else its
+``id`` field, else
 the call's single id argument (an answer without its own id), else its first id field. An id
 field or argument is one named like an identifier (``id``, ``*_id``, ``*Id``, ``*_ref``,
 ``*_number``, ``*_code``, ``*_key``; not a zip, country or phone code) with a scalar value.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from judge_service.forge.calls import ToolCall
@@ -60,9 +64,22 @@ def clean_state(value: Any) -> Any:
     return value
 
 
+def own_id(obj: dict[str, Any], values: Collection[str]) -> tuple[str, str] | None:
+    """The object's first id field, when the call passed not its value but a later id
+    field's: the object refers to what the call named and is keyed by its own id (a ticket
+    opened for a customer, ``{"ticket_id": "TK-1", "customer_id": "C-4"}``, is a ticket)."""
+    ids = [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
+    if len(ids) > 1 and ids[0][1] not in values and any(v in values for _, v in ids[1:]):
+        return ids[0]
+    return None
+
+
 def _identity(obj: dict[str, Any], arguments: list[tuple[str, str]], single: bool) -> str | None:
     ids = [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
     argument_values = {v for _, v in arguments}
+    own = own_id(obj, argument_values)
+    if own is not None:
+        return entity_key(*own)
     for field, value in ids:
         if value in argument_values:
             return entity_key(field, value)

@@ -16,8 +16,8 @@ from judge_service.forge.traces import Trace
 from judge_service.world.engine import answer_call, missing_for
 from judge_service.world.errors import learn_errors
 from judge_service.world.functions import learn_function
-from judge_service.world.model import Call, Replay, ToolModel, TraceStart
-from judge_service.world.observe import Observed, Step, observe
+from judge_service.world.model import Replay, ToolModel, TraceStart
+from judge_service.world.observe import Observed, Step, observe, recorded_call
 from judge_service.world.reads import learn_read
 from judge_service.world.replay import fingerprint
 from judge_service.world.transitions import learn_transition
@@ -42,7 +42,7 @@ def _fields(steps: Sequence[Step]) -> list[str]:
 
 def reproduces(tool: ToolModel, step: Step, known: Sequence[str]) -> bool:
     """Whether (a)-(c) answer the traced call as it was answered, and leave its states."""
-    call = Call(name=step.call.name, arguments=step.call.arguments)
+    call = recorded_call(step.call, known)
     got = answer_call(tool, step.pre, call, LEARNED, known)
     if got.text is None:
         return False

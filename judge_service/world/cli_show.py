@@ -55,7 +55,8 @@ def _tools(tools: Mapping[str, Any], fidelity: Mapping[str, Any] | None, letters
         typer.echo("\ntransitions learned (write tool: entity it changes: ops)")
     for name, effect in learned:
         binding = effect["entity"]
-        entity = f"{binding.get('entity', '?')}=<{binding.get('arg') or binding.get('via')}>"
+        source = binding.get("arg") or binding.get("via")
+        entity = f"{binding.get('entity', '?')}=<{'a new id' if source == '@new' else source}>"
         ops = "; ".join(effect["ops"]) or "-"
         seen = f"{effect['examples']} examples, {effect['rejected']} rejected"
         typer.echo(f"  {name}: {entity}: {ops} ({seen})")

@@ -14,9 +14,10 @@ from typing import Any
 
 from judge_service.forge.calls import ToolCall, is_error_answer, parse_payload
 from judge_service.world.errors import Missing, answer_error
+from judge_service.world.fresh import new_id
 from judge_service.world.functions import call_function
 from judge_service.world.lookup import Ctx, Index, merge
-from judge_service.world.model import PATHS, Answer, AnswerPath, Call, ToolModel
+from judge_service.world.model import NEW_ID, PATHS, Answer, AnswerPath, Call, ToolModel
 from judge_service.world.observe import shown
 from judge_service.world.ops import apply_ops
 from judge_service.world.reads import project, read_value, select
@@ -100,17 +101,21 @@ def _write(
     if transition is None or not transition.usable:
         return None
     args = call.arguments
-    first_key = bound_key(transition.effects[0].binding, args)
-    if first_key is None or first_key not in state:
+    primary = transition.effects[0].binding
+    if transition.creates:
+        args = {**args, NEW_ID: new_id(transition.new_ids, primary.entity, state, call)}
+    first_key = bound_key(primary, args)
+    if first_key is None or (first_key not in state) != transition.creates:
         return None
-    first = state[first_key]
     after = dict(state)
     stale = []
     for number, effect in enumerate(transition.effects):
+        first = after[first_key] if transition.creates and number else state.get(first_key)
         key = bound_key(effect.binding, args, first)
-        if key is None or key not in state:
+        if key is None or (key not in state and not (number == 0 and transition.creates)):
             continue
-        new = apply_ops(after[key], effect.ops, Ctx(args, after[key], state, index=index))
+        before = after.get(key, {})
+        new = apply_ops(before, effect.ops, Ctx(args, before, state, index=index))
         if new is MISSING:
             if number == 0:
                 return None

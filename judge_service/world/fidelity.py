@@ -19,7 +19,8 @@ from judge_service.forge.calls import ToolCall, tool_calls
 from judge_service.forge.entities import canonical
 from judge_service.forge.traces import Trace
 from judge_service.world.build import build_world
-from judge_service.world.model import PATHS, Call
+from judge_service.world.model import PATHS
+from judge_service.world.observe import recorded_call
 from judge_service.world.values import field_f1, payload_of, same
 from judge_service.world.world import World
 
@@ -149,7 +150,7 @@ def evaluate(
             if call.answer is None:
                 continue
             want = payload_of(call.answer, call.payload)
-            answer = world.answer(state, Call(name=call.name, arguments=call.arguments), paths)
+            answer = world.answer(state, recorded_call(call, world.key_fields), paths)
             state = answer.state_after
             answered = answer.text is not None
             exact, f1 = _score(answer.payload, answered, want)

@@ -30,6 +30,9 @@ PATH_LETTERS = dict(zip(PATHS, "abcde", strict=True))
 Parts = list[list[str]]
 #: A value expression (:mod:`judge_service.world.expr`), a tagged JSON object.
 Expr = dict[str, Any]
+#: The argument name under which a write that creates an entity sees the new id (no tool's
+#: argument can be named so: ``@`` is not a name character).
+NEW_ID = "@new"
 
 
 class Call(BaseModel):
@@ -37,6 +40,9 @@ class Call(BaseModel):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    #: Replaying a recorded call: the id its answer gave the entity it created, so that
+    #: the trajectory's later calls find it. Otherwise a write that creates makes a new id.
+    created: str | None = None
 
 
 class Answer(BaseModel):
@@ -96,7 +102,8 @@ class Op(BaseModel):
 
 class Binding(BaseModel):
     """Which entity a write changes: ``<entity>=<argument arg>``, or
-    ``<entity>=<the value at via in the first effect's entity>``."""
+    ``<entity>=<the value at via in the first effect's entity>``. The argument ``@new``
+    (:data:`NEW_ID`) is the id of the entity the call creates."""
 
     entity: str
     arg: str | None = None
@@ -125,6 +132,13 @@ class Transition(BaseModel):
     answer: Literal["entity", "template", "none"] = "none"
     template: Parts = Field(default_factory=list)
     unbound: int = 0
+    #: Ids the traced calls gave the entities they created (when the first effect's
+    #: binding is :data:`NEW_ID`): the shape of a new one.
+    new_ids: list[str | int] = Field(default_factory=list)
+
+    @property
+    def creates(self) -> bool:
+        return bool(self.effects) and self.effects[0].binding.arg == NEW_ID
 
     @property
     def usable(self) -> bool:

@@ -20,10 +20,11 @@ from typing import Any
 
 from judge_service.forge.calls import ToolCall, tool_calls
 from judge_service.forge.effects import ToolEffect
-from judge_service.forge.entities import answer_entities, entity_key, is_id_name
+from judge_service.forge.entities import answer_entities, entity_key, is_id_name, own_id
 from judge_service.forge.traces import Trace
 from judge_service.world.classify import View, classify
 from judge_service.world.lookup import argument_values, merge
+from judge_service.world.model import Call
 from judge_service.world.text import as_text
 from judge_service.world.values import jsonable, same
 
@@ -53,7 +54,7 @@ def identify(
     """An answered object's key: a field holding the same-named argument (when the answer is
     this one object), else as the forge names entities, else a field already known as a key
     (``known``: those of other answers)."""
-    if whole:
+    if whole and own_id(obj, argument_values(call.arguments)) is None:
         found = _same_named(obj, call.arguments)
         if found:
             return found
@@ -84,6 +85,14 @@ def shown(call: ToolCall, known: Sequence[str] = ()) -> list[tuple[str, Any]]:
             if key:
                 out.append((key, obj))
     return out
+
+
+def recorded_call(call: ToolCall, known: Sequence[str] = ()) -> Call:
+    """A recorded call as the world answers it: with the id its answer's first entity has,
+    which is the new one's if the call created an entity (:attr:`Call.created`)."""
+    found = shown(call, known)[:1]
+    created = found[0][0].split("=", 1)[1] if found else None
+    return Call(name=call.name, arguments=dict(call.arguments), created=created)
 
 
 def key_fields(calls: Iterable[ToolCall]) -> list[str]:

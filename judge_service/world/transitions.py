@@ -17,11 +17,14 @@ from typing import Any
 
 from judge_service.forge.entities import canonical
 from judge_service.world.learn_ops import Example, learn_ops
-from judge_service.world.lookup import Ctx, Index
-from judge_service.world.model import Binding, Effect, Transition
+from judge_service.world.lookup import Ctx, Index, argument_values
+from judge_service.world.model import NEW_ID, Binding, Effect, Transition
 from judge_service.world.observe import Step
 from judge_service.world.text import as_text, parts_of
 from judge_service.world.values import MISSING, get_path
+
+#: Created ids kept as the shape of new ones.
+NEW_IDS = 5
 
 
 def bound_key(binding: Binding, args: Mapping[str, Any], first: Any = MISSING) -> str | None:
@@ -30,6 +33,26 @@ def bound_key(binding: Binding, args: Mapping[str, Any], first: Any = MISSING) -
     if value is MISSING or isinstance(value, dict | list) or value is None:
         return None
     return f"{binding.entity}={as_text(value)}"
+
+
+def created_id(step: Step) -> Any:
+    """The id of the entity a write created: the first its answer shows, when the state
+    before it lacked that entity and no argument holds its id (else ``MISSING``)."""
+    if step.call.error or not step.shown:
+        return MISSING
+    key, state = step.shown[0]
+    text = key.split("=", 1)[1]
+    if key in step.pre or text in argument_values(step.call.arguments):
+        return MISSING
+    values = state.values() if isinstance(state, dict) else []
+    return next((v for v in values if not isinstance(v, dict | list) and as_text(v) == text), text)
+
+
+def call_args(step: Step) -> dict[str, Any]:
+    """The call's arguments, and the id of the entity it created as :data:`NEW_ID`."""
+    made = created_id(step)
+    args = dict(step.call.arguments)
+    return args if made is MISSING else {**args, NEW_ID: made}
 
 
 def _arg_bindings(key: str, args: Mapping[str, Any]) -> list[Binding]:
@@ -58,7 +81,7 @@ def _primary(ok: Sequence[Step]) -> Binding | None:
     for step in ok:
         keys = [k for k, _ in step.shown[:1]] or list(step.changed)
         for key in keys[:1]:
-            for binding in _arg_bindings(key, step.call.arguments)[:1]:
+            for binding in _arg_bindings(key, call_args(step))[:1]:
                 votes[binding.model_dump_json()] += 1
                 found[binding.model_dump_json()] = binding
     if not votes:
@@ -71,9 +94,9 @@ def _others(ok: Sequence[Step], primary: Binding) -> tuple[list[Binding], int]:
     found: dict[str, Binding] = {}
     unbound = 0
     for step in ok:
-        args = step.call.arguments
+        args = call_args(step)
         first_key = bound_key(primary, args)
-        first = step.pre.get(first_key, MISSING) if first_key else MISSING
+        first = _first(step, first_key)
         for key in step.changed:
             if key == first_key:
                 continue
@@ -85,21 +108,30 @@ def _others(ok: Sequence[Step], primary: Binding) -> tuple[list[Binding], int]:
     return list(found.values()), unbound
 
 
+def _first(step: Step, first_key: str | None) -> Any:
+    """The first effect's entity, which ``via`` bindings read: as it was before the call,
+    or as the call created it."""
+    if first_key is None:
+        return MISSING
+    return step.pre.get(first_key, step.after.get(first_key, MISSING))
+
+
 def _effect(binding: Binding, primary: Binding, ok: Sequence[Step], index: Index) -> Effect:
     examples, changed, created = [], 0, 0
     for step in ok:
-        args = step.call.arguments
+        args = call_args(step)
         first_key = bound_key(primary, args)
-        first = step.pre.get(first_key, MISSING) if first_key else MISSING
+        first = _first(step, first_key)
         key = bound_key(binding, args, first)
         if key is None or key not in step.after:
             continue
-        if key not in step.pre:
+        before = step.pre.get(key, {} if binding.arg == NEW_ID else MISSING)
+        if before is MISSING:
             created += 1
             continue
         changed += key in step.changed
-        ctx = Ctx(args, step.pre[key], step.pre, index=index)
-        examples.append(Example(step.pre[key], step.after[key], ctx))
+        ctx = Ctx(args, before, step.pre, index=index)
+        examples.append(Example(before, step.after[key], ctx))
     learned = learn_ops(examples)
     unexplained = learned.unexplained + ([f"creates {binding.entity}"] if created else [])
     return Effect(
@@ -122,8 +154,10 @@ def learn_transition(steps: Sequence[Step]) -> Transition | None:
     others, unbound = _others(ok, primary)
     index = Index()
     effects = [_effect(b, primary, ok, index) for b in [primary, *others]]
-    transition = Transition(effects=effects, unbound=unbound)
-    if all([k for k, _ in s.shown[:1]] == [bound_key(primary, s.call.arguments)] for s in ok):
+    made = [m for m in (created_id(s) for s in ok) if m is not MISSING]
+    news = list(dict.fromkeys(made))[:NEW_IDS] if primary.arg == NEW_ID else []
+    transition = Transition(effects=effects, unbound=unbound, new_ids=news)
+    if all([k for k, _ in s.shown[:1]] == [bound_key(primary, call_args(s))] for s in ok):
         return transition.model_copy(update={"answer": "entity"})
     texts = {canonical(parts_of(s.call.answer or "", s.call.arguments)) for s in ok}
     if len(texts) == 1:

@@ -42,7 +42,7 @@ from judge_service.forge.entities import answer_entities, entity_key, id_argumen
 from judge_service.forge.traces import Trace
 from judge_service.world.lookup import argument_values
 from judge_service.world.model import Answer, Call
-from judge_service.world.observe import identify, shown
+from judge_service.world.observe import identify, recorded_call, shown
 from judge_service.world.state_diff import changes, clock_fields, reference_diff
 from judge_service.world.values import same
 from judge_service.world.world import World
@@ -65,6 +65,12 @@ class Verdict(BaseModel):
 def is_write(world: World, name: str) -> bool:
     tool = world.tools.get(name)
     return tool is not None and tool.effect == "write"
+
+
+def creates(world: World, name: str) -> bool:
+    """Whether the tool's learned write makes a new entity."""
+    tool = world.tools.get(name)
+    return tool is not None and tool.transition is not None and tool.transition.creates
 
 
 def _views(world: World, call: ToolCall) -> list[tuple[str | None, str | None]]:
@@ -181,9 +187,12 @@ def seeded(world: World, start: State, messages: Sequence[Mapping[str, Any]]) ->
     named: set[str] = set()
     extra: State = {}
     for call in _calls(messages):
+        found = shown(call, world.key_fields)
         if is_write(world, call.name) and not call.error:
             named |= argument_values(call.arguments)
-        for key, value in shown(call, world.key_fields):
+            if creates(world, call.name) and found:  # the entity it made was not there before
+                named.add(found[0][0].split("=", 1)[1])
+        for key, value in found:
             if key not in start and key not in extra and key.split("=", 1)[1] not in named:
                 extra[key] = value
     return {**start, **extra} if extra else start
@@ -196,7 +205,7 @@ def replay(
     state and each call's :func:`call_record`."""
     state, records = start, []
     for traced in _calls(messages):
-        call = Call(name=traced.name, arguments=traced.arguments)
+        call = recorded_call(traced, world.key_fields)
         answer = world.answer(state, call)
         records.append(call_record(world, state, call, answer))
         state = answer.state_after

@@ -81,6 +81,8 @@ class World(BaseModel):
                 entry["usable"] = tool.transition.usable
                 entry["answer"] = tool.transition.answer
                 entry["unbound_changes"] = tool.transition.unbound
+                if tool.transition.creates:
+                    entry["new_ids"] = tool.transition.new_ids
                 entry["transitions"] = [
                     {
                         "entity": e.binding.model_dump(exclude_none=True),
