@@ -24,6 +24,7 @@ from judge_service.forge.end_states import goal_outcome
 from judge_service.forge.entities import answer_entities
 from judge_service.forge.traces import parse_traces
 from judge_service.world.build import build_world
+from judge_service.world.episode import act, finish, script_for, start
 from judge_service.world.model import Call
 from judge_service.world.verify import verify
 from judge_service.world.world import World
@@ -279,3 +280,70 @@ def test_the_forge_keys_a_created_ticket_as_new_not_as_its_customer() -> None:
     ticket = outcome.end_state["new:open_ticket:1"]
     assert ticket["status"] == "closed" and ticket["customer_id"] == "C-2"
     assert "ticket_id" not in ticket  # the fresh id is left out, so other runs agree
+
+
+def _desk_run(trace_id: str, opening: str, priority: str, bye: str) -> dict[str, Any]:
+    """A run with user turns: a login ticket opened for C-1, a note added."""
+    desk, number = HelpDesk(trace_id), ""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are the help desk of Acme Cloud."},
+        {"role": "user", "content": opening},
+        {"role": "assistant", "content": "Sorry to hear that. Which customer id is it?"},
+        {"role": "user", "content": "C-1."},
+    ]
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("get_customer", {"customer_id": "C-1"}),
+        ("open_ticket", {"customer_id": "C-1", "subject": "Login fails", "priority": priority}),
+        ("add_note", {"ticket_id": NEW, "text": "Since the update."}),
+    ]
+    for index, (name, args) in enumerate(steps):
+        args = {k: number if v == NEW else v for k, v in args.items()}
+        answer = desk.call(name, args)
+        number = json.loads(answer)["ticket_id"] if name == "open_ticket" else number
+        call = {"id": f"{trace_id}-{index}", "type": "function"}
+        call["function"] = {"name": name, "arguments": json.dumps(args)}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": answer})
+    messages += [
+        {"role": "assistant", "content": f"Ticket {number} is open. Anything else?"},
+        {"role": "user", "content": bye},
+    ]
+    return {"id": trace_id, "messages": messages, "tools": TOOLS, "metadata": {}}
+
+
+def test_an_episode_that_opens_the_ticket_reaches_a_reference_with_a_new_entity() -> None:
+    from tests.test_world_episode import _call, _calls, _say, _tasks
+
+    runs = [
+        _desk_run("login-1", "Hi, I can't log in to my account.", "high", "No, thanks!"),
+        _desk_run("login-2", "Hi, I can't log in to my account!", "high", "That's all."),
+        _desk_run("login-3", "Hello, I can't log in to my account.", "high", "Bye."),
+    ]
+    corpus = "\n".join(json.dumps(conversation(t, c)) for t, c in SCRIPTS.items())
+    traces = parse_traces(corpus + "\n" + "\n".join(json.dumps(r) for r in runs))
+    world = build_world(traces)
+    (task,) = [t for t in _tasks(traces) if t["source"]["traces"][0].startswith("login")]
+    assert sorted(task["source"]["traces"]) == ["login-1", "login-2", "login-3"]
+    assert list(task["end_state"]) == ["new:open_ticket:1"]
+    script = script_for(task, {t.id: t for t in traces}, seed=0)
+
+    def play(priority: str) -> tuple[Any, Any]:
+        episode, _ = start(world, script)
+        episode, _ = act(world, script, episode, _say("Which customer id is it?"))
+        opened = _call("open_ticket", 1, customer_id="C-1", subject="Login fails")
+        opened["function"]["arguments"] = json.dumps(
+            {"customer_id": "C-1", "subject": "Login fails", "priority": priority}
+        )
+        episode, seen = act(world, script, episode, _calls(opened))
+        number = json.loads(seen[-1]["content"])["ticket_id"]  # the agent reads the new id
+        note = _call("add_note", 2, ticket_id=number, text="Since the update.")
+        episode, seen = act(world, script, episode, _calls(note), end=True)
+        assert json.loads(seen[-1]["content"])["notes"] == [{"text": "Since the update."}]
+        return episode, finish(world, script, episode)
+
+    episode, verdict = play("high")
+    assert verdict.reward == 1.0 and verdict.diff == []
+    assert [a["path"] for a in episode.answers] == ["transition", "transition"]
+    _, verdict = play("low")
+    assert verdict.reward == 0.0
+    assert [(d["entity"], d["field"]) for d in verdict.diff] == [("new:open_ticket:1", "priority")]

@@ -28,7 +28,7 @@ WRITE_WORDS = re.compile(
     r"(^|_|-|\b)(create|add|update|modify|change|edit|set|cancel|delete|remove|book|reserve|"
     r"return|exchange|refund|send|submit|place|pay|charge|assign|close|upgrade|downgrade|"
     r"insert|write|save|apply|issue|register|post|put|patch|approve|reject|freeze|unfreeze|"
-    r"block|unblock|lock|unlock|activate|deactivate|enable|disable|grant|revoke)",
+    r"block|unblock|lock|unlock|activate|deactivate|enable|disable|grant|revoke|open|schedule)",
     re.IGNORECASE,
 )
 READ_WORDS = re.compile(
