@@ -36,7 +36,10 @@ def describe(expr: Expr | None) -> str:
         return "self." + ".".join(map(str, expr["own"]))
     if "ref" in expr:
         inner = describe(expr["ref"])
-        return f"{expr['entity']}[{expr['field']}={inner}]." + ".".join(map(str, expr["path"]))
+        path = ".".join(f"<{describe(p)}>" if isinstance(p, dict) else str(p) for p in expr["path"])
+        return f"{expr['entity']}[{expr['field']}={inner}].{path}"
+    if "each" in expr:
+        return f"for each elem of args.{expr['each']}: {describe(expr['item'])}"
     if "obj" in expr:
         return "{" + ", ".join(f"{k}: {describe(v)}" for k, v in expr["obj"].items()) + "}"
     if "list" in expr:

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from judge_service.forge.entities import canonical
-from judge_service.world.expr import abstract, trivial
+from judge_service.world.explain import abstract
+from judge_service.world.expr import trivial
 from judge_service.world.formulas import formulas
 from judge_service.world.lookup import Ctx
 from judge_service.world.model import Expr, Op

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge_service.forge.entities import VOLATILE, canonical
-from judge_service.world.expr import abstract, alternatives, constant, constants, trivial
+from judge_service.world.explain import abstract, alternatives
+from judge_service.world.expr import constant, constants, trivial
 from judge_service.world.formulas import formulas
 from judge_service.world.learn_cases import Example, check, either, settled, sides_of
 from judge_service.world.learn_lists import list_proposals
