@@ -107,17 +107,45 @@ def test_an_unrequested_write_fails_and_is_named(world: World) -> None:
     assert "isbn=978-3" in verdict.touched
 
 
+def _blind(messages: list[dict[str, Any]], tool: str) -> list[dict[str, Any]]:
+    """The messages with every answer of ``tool`` replaced by a bare "OK"."""
+    ids = {
+        c["id"]
+        for m in messages
+        for c in m.get("tool_calls") or []
+        if c["function"]["name"] == tool
+    }
+    return [{**m, "content": "OK"} if m.get("tool_call_id") in ids else m for m in messages]
+
+
 def test_a_write_the_world_cannot_answer_leaves_the_verdict_undetermined(world: World) -> None:
     reference = reference_of(world, REFERENCE_RUN)
     unknown = ("rate_book", {"isbn": "978-3", "stars": 2})  # no rule fits an average
-    verdict, calls = judge(world, [PAY, RETURN, unknown], reference)
-    assert calls[-1]["path"] == "model_needed"
+    start = world.task_state([])
+    messages = _blind(conversation("agent", [PAY, RETURN, unknown])["messages"], "rate_book")
+    verdict, calls = verify(world, start, messages, reference)
+    assert calls[-1]["path"] == "model_needed"  # and its answer shows nothing to go by
     assert verdict.reward is None and verdict.reached is None
     assert verdict.undetermined == ["rate_book"]
     # an unrequested change fails whatever the unknown write did
     extra = ("place_hold", {"isbn": "978-3", "member_id": "M-200"})
-    verdict, _ = judge(world, [PAY, RETURN, unknown, extra], reference)
+    messages = _blind(conversation("agent", [PAY, RETURN, unknown, extra])["messages"], "rate_book")
+    verdict, _ = verify(world, start, messages, reference)
     assert verdict.reward == 0.0 and verdict.undetermined == ["rate_book"]
+
+
+def test_an_unlearned_write_takes_the_state_its_recorded_answer_shows(world: World) -> None:
+    """The recorded answer shows the rated book: its state is the evidence, so the verdict
+    is decided (the rating was not asked for), and the call's path says where it came from."""
+    reference = reference_of(world, REFERENCE_RUN)
+    unknown = ("rate_book", {"isbn": "978-3", "stars": 2})
+    verdict, calls = judge(world, [PAY, RETURN, unknown], reference)
+    assert calls[-1]["path"] == "recorded"
+    assert verdict.reward == 0.0 and verdict.undetermined == []
+    assert {(d["entity"], d["why"]) for d in verdict.diff} == {("isbn=978-3", "unrequested")}
+    rated = reference_of(world, [*REFERENCE_RUN, unknown])  # a reference that asks for it
+    verdict, _ = judge(world, [PAY, RETURN, unknown], rated)
+    assert verdict.reward == 1.0 and verdict.diff == []
 
 
 def test_an_unknown_write_leaves_open_only_the_entities_it_names(world: World) -> None:

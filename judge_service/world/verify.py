@@ -10,8 +10,7 @@ so runs that reach the same state through other calls or another order agree.
   candidates are the world keys of the objects the trajectory's answers showed under that
   forge key, and the key itself; the closest one is compared. None: ``missing``.
 - ``new:<tool>:<n>``: an entity the trajectory created (a key its start lacks), matched by
-  its state without its fresh id. The world creates no entities yet (only a replayed write
-  can), so in practice these are ``missing``.
+  its state without its fresh id.
 - ``write:<tool>``: a blind write; the canonical arguments of the trajectory's successful
   calls of that tool whose id arguments name no reference entity, sorted, must be the same.
 - An entity that a successful write was about (its answer showed it, else its id arguments
@@ -23,7 +22,11 @@ A recorded trajectory (:func:`verify`) may show entities the world never saw; th
 its start state as its own answers first showed them (:func:`seeded`), so that its writes
 on them are answered and judged rather than refused as "not found".
 
-A write answered by ``model_needed`` leaves its effect unknown: the verdict is undetermined
+A recorded write that nothing learned answers takes, in :func:`replay`, the states its
+recorded answer shows (path ``recorded``), as the forge took them for the reference: a
+recording is evidence of what the backend did. A write answered by ``model_needed`` (one
+whose answer shows no entity, or an episode's) leaves its effect unknown: the verdict is
+undetermined
 (``reward`` None) unless it already fails for a reason that write cannot change: an
 ``unrequested`` change, or a difference in an entity that no such write names (only when
 every such write names some entity: one that names none could have changed anything).
@@ -40,7 +43,7 @@ from pydantic import BaseModel, Field
 from judge_service.forge.calls import ToolCall, tool_calls
 from judge_service.forge.entities import answer_entities, entity_key, id_arguments
 from judge_service.forge.traces import Trace
-from judge_service.world.lookup import argument_values
+from judge_service.world.lookup import argument_values, merge
 from judge_service.world.model import Answer, Call
 from judge_service.world.observe import identify, recorded_call, shown
 from judge_service.world.state_diff import changes, clock_fields, reference_diff
@@ -198,6 +201,25 @@ def seeded(world: World, start: State, messages: Sequence[Mapping[str, Any]]) ->
     return {**start, **extra} if extra else start
 
 
+def _as_recorded(world: World, state: State, traced: ToolCall) -> Answer | None:
+    """A recorded write's own answer, and the state with the entities it shows (``None``:
+    it failed or shows none)."""
+    found = shown(traced, world.key_fields) if traced.answer is not None else []
+    if not found:
+        return None
+    after = dict(state)
+    for key, value in found:
+        after[key] = merge(after.get(key), value)
+    return Answer.model_construct(
+        text=traced.answer,
+        payload=traced.payload,
+        path="recorded",
+        error=False,
+        state_after=after,
+        note="nothing learned answers this write: the state its recorded answer shows",
+    )
+
+
 def replay(
     world: World, start: State, messages: Sequence[Mapping[str, Any]]
 ) -> tuple[State, list[dict[str, Any]]]:
@@ -207,6 +229,8 @@ def replay(
     for traced in _calls(messages):
         call = recorded_call(traced, world.key_fields)
         answer = world.answer(state, call)
+        if answer.path == "model_needed" and is_write(world, call.name):
+            answer = _as_recorded(world, state, traced) or answer
         records.append(call_record(world, state, call, answer))
         state = answer.state_after
     return state, records
