@@ -48,7 +48,8 @@ from judge_service.forge.trace_tasks import TraceTask, forge_traces
 from judge_service.forge.traces import Trace, parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.fidelity import hold_out_tasks
-from judge_service.world.verify import replay, verify
+from judge_service.world.trajectory import replay
+from judge_service.world.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
 RETAIL = ROOT / "data" / "retail"

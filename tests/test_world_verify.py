@@ -256,3 +256,26 @@ def test_on_held_out_retail_runs_the_verdict_agrees_with_the_labels() -> None:
     assert sum(r["reached"] is True for r in other) >= len(other) - 1
     kinds = {r["mistake"] for r in result["rows"] if r["reached"] is False}
     assert {"unjustified_write", "false_claim", "wrong_item"} <= kinds
+
+
+def test_a_recorded_write_that_failed_changes_nothing_whatever_the_world_would_do(
+    world: World,
+) -> None:
+    """The backend refused the payment for a reason the world never saw (a declined card):
+    the recording says so, and the state stays as it was."""
+    reference = reference_of(world, REFERENCE_RUN)
+    messages = conversation("agent", [PAY, RETURN])["messages"]
+    paid = next(
+        c["id"] for m in messages for c in m.get("tool_calls") or []
+        if c["function"]["name"] == "pay_fine"
+    )  # fmt: skip
+    declined = [
+        {**m, "content": "Error: the card was declined"} if m.get("tool_call_id") == paid else m
+        for m in messages
+    ]
+    verdict, calls = verify(world, world.task_state([]), declined, reference)
+    assert calls[0] == {"tool": "pay_fine", "path": "recorded", "error": True}
+    assert verdict.reward == 0.0
+    assert [(d["entity"], d["field"], d["got"]) for d in verdict.diff] == [
+        ("member_id=M-100", "fines", 4.5)
+    ]

@@ -4,8 +4,7 @@ A :class:`~judge_service.world.script.Script` is what one task's episode is play
 (:func:`script_for`, once at reset). An :class:`Episode` is the whole mutable state, plain
 JSON, stored after every step: the messages, the world state as what differs from the
 world's base (``overrides``, ``removed``: a step copies no world), the entities the agent's
-writes changed (``touched``), and a record of each tool answer (``answers``, as
-:func:`~judge_service.world.verify.call_record` gives it, with its message's index).
+writes changed (``touched``), and each tool answer's ``call_record`` (``answers``).
 
 :func:`start` gives the first observation (the traced system prompt and the user's opening
 turn); :func:`act` takes the agent's action, an assistant message:
@@ -32,9 +31,10 @@ from judge_service.world.actions import parse_action
 from judge_service.world.model import Call
 from judge_service.world.script import Script, script_for
 from judge_service.world.simulate import ToolSimulator
+from judge_service.world.trajectory import call_record
 from judge_service.world.user import REPLAY, SimulatedUser
 from judge_service.world.values import MISSING
-from judge_service.world.verify import Verdict, call_record, end_state_verdict
+from judge_service.world.verify import Verdict, end_state_verdict
 from judge_service.world.world import World
 
 __all__ = ["REJECTED", "Episode", "Script", "act", "finish", "script_for", "start", "state_of"]
