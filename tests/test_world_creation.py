@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from judge_service.forge.calls import tool_calls
+from judge_service.forge.effects import classify_tools
 from judge_service.forge.end_states import goal_outcome
 from judge_service.forge.entities import answer_entities
 from judge_service.forge.traces import parse_traces
@@ -347,3 +348,17 @@ def test_an_episode_that_opens_the_ticket_reaches_a_reference_with_a_new_entity(
     _, verdict = play("low")
     assert verdict.reward == 0.0
     assert [(d["entity"], d["field"]) for d in verdict.diff] == [("new:open_ticket:1", "priority")]
+
+
+def test_the_same_call_making_other_tickets_in_other_runs_is_evidence_of_a_write() -> None:
+    """No run reads a ticket back after opening it; yet the same arguments gave a new
+    ticket id in each run, which a read would not do."""
+    runs = [
+        _desk_run(f"login-{n}", "Hi, I can't log in to my account.", "high", "Bye.")
+        for n in (1, 2, 3)
+    ]
+    traces = parse_traces("\n".join(json.dumps(r) for r in runs))
+    effects = classify_tools([tool_calls(t) for t in traces])
+    assert effects["open_ticket"].effect == "write"
+    assert effects["open_ticket"].source == "evidence" and effects["open_ticket"].changed >= 1
+    assert effects["get_customer"].effect == "read"

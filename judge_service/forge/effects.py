@@ -8,7 +8,9 @@ In order, the first that speaks decides:
 3. evidence: every time an entity's state is seen to change between two observations, the
    change goes to the last call in between that named the entity (its id argument), else to
    the call whose answer showed the new state. A tool with at least as many changes as
-   unchanged observations is a write; one seen only leaving entities as they were is a read;
+   unchanged observations is a write; one seen only leaving entities as they were is a read.
+   A call that, given the same arguments in two traces, answered two different objects whose
+   ids no argument held made them: one change (a ticket opened twice for the same subject);
 4. the name, as a prior only (``get_``, ``search_`` read; ``update_``, ``cancel_`` write);
 5. read.
 """
@@ -91,6 +93,32 @@ def _trace_evidence(calls: Sequence[ToolCall], evidence: _Evidence) -> None:
                 since.setdefault(key, []).append(call)
 
 
+def _made(call: ToolCall) -> str | None:
+    """The key of the one object a call answered, when no argument holds its id (``None``
+    otherwise): with the same arguments, a read finds the same such object again, a call
+    that creates makes another each time."""
+    if call.error or not isinstance(call.payload, dict):
+        return None
+    states = answer_entities(call)
+    if len(states) != 1:
+        return None
+    key = states[0][0]
+    return None if key.split("=", 1)[1] in {v for _, v in id_arguments(call)} else key
+
+
+def _creations(calls: Iterable[ToolCall], evidence: _Evidence) -> None:
+    """A change for each set of arguments that a tool answered with different new objects
+    (an ``open_ticket`` of the same subject giving ``TK-1`` in one run, ``TK-7`` in another)."""
+    made: dict[tuple[str, str], set[str]] = {}
+    for call in calls:
+        key = _made(call)
+        if key is not None:
+            made.setdefault((call.name, canonical(call.arguments)), set()).add(key)
+    for (tool, _), keys in made.items():
+        if len(keys) > 1:
+            evidence.add(evidence.changed, tool)
+
+
 def _schema_effect(tool: Mapping[str, Any]) -> Effect | None:
     function = tool.get("function") if isinstance(tool.get("function"), dict) else {}
     for place in (tool, function):
@@ -138,10 +166,13 @@ def classify_tools(
             effects.setdefault(name, ToolEffect(name))
             schema_effects[name] = schema_effects.get(name) or _schema_effect(tool)
     evidence = _Evidence()
+    every: list[ToolCall] = []
     for calls in traces:
         for call in calls:
             effects.setdefault(call.name, ToolEffect(call.name)).calls += 1
         _trace_evidence(calls, evidence)
+        every += calls
+    _creations(every, evidence)
     forced = {**{n: "read" for n in reads}, **{n: "write" for n in writes}}
     for name, effect in effects.items():
         effect.changed = evidence.changed.get(name, 0)
