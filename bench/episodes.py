@@ -47,8 +47,28 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
   read only what comes first; an episode's script is its row's last column.
 - 256 episodes stepping at once waited in SQLite's busy handler, which sleeps: 123 -> ~200
   steps/s with a mutex per database file in the process (``store_episodes.one_writer``).
-- Left: a step's own work is ~0.8 ms (the database ~0.4, the engine ~0.25); the rest is
-  the HTTP stack, which ``GET /healthz`` alone shows (0.6-1.1 ms here).
+- Thread hops: Starlette's ``run_in_threadpool`` (anyio: its limiter, cancel scopes, an
+  extra loop turn) cost ~185 us of CPU a hop here, a plain executor's ~80 us, and a step
+  took three (the user-model and simulator checks, then the play). Now one
+  (``core.api.threads.on_thread``); the model checks hop only when the cached script names
+  a model or is not cached yet.
+- SQLAlchemy's execution (its context, result and row objects) cost ~0.1 ms a statement:
+  a step's read and write and the state read run prebuilt statements on the DBAPI cursor
+  (``store_episodes.Lean``: the columns' own bind and result processors, errors raised as
+  SQLAlchemy's), and the episode's JSON is written by pydantic-core from the model, not
+  dumped to a dict first: the step's transaction -0.18 ms (paired, in-process).
+- FastAPI solves every dependency anew on each request (~50 us each here): the role check
+  and the project scope are one dependency on the episode routes (``deps.TrainerInScope``),
+  4 solved a request instead of 6: -75 us a step or state read (in-process, play stubbed).
+- Before -> after, same machine, two ``serve`` alternating episodes (``--goals 40``):
+  tool-call step 3.19 -> 2.30 ms, user-reply step 2.77 -> 1.96, state read 1.82 -> 1.57,
+  /healthz 0.69 both; the full run, back to back: 3.28 -> 1.96, 2.95 -> 1.67, 1.92 ->
+  1.27 (/healthz 0.74 -> 0.59: the host's noise), 256 at once 158 -> 178 steps/s, 3.15 ->
+  2.30 ms CPU a step.
+- Left: the engine is ~2/3 of the step's transaction (a call's record: its entity views
+  and their cleaning; the world's answer and reads); FastAPI's dependency solving and
+  routing ~1/2 and ~1/6 of a step's request stack in-process; uvicorn, h11 and the socket
+  ~0.4 ms of ``GET /healthz``; the three middlewares together ~25-30 us a request.
 
     .venv/bin/python bench/episodes.py [--goals 80] [--episodes 60] [--concurrent 256]
         [--json]

@@ -8,8 +8,10 @@ action through the engine and stores the episode again, in one transaction, so a
 observation). When the episode ends, its verdict is stored with it first, then it goes
 through the normal reward path as one sample (:mod:`judge_service.world.episode_reward`).
 
-A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): one thread hop,
-a plain connection, and the answer written by pydantic-core straight to bytes.
+A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): one thread hop
+(:func:`~judge_service.core.api.threads.on_thread`; the model checks hop only for an episode
+whose script names a model), one dependency for the key and its scope, statements on the
+DBAPI cursor, and the answer written by pydantic-core straight to bytes.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from typing import Any
 import pydantic_core
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
+from judge_service.access.projects import Scope
 from judge_service.core.api.body import ParsedBodyRoute
-from judge_service.core.api.deps import ScopeDep, SessionDep, TrainerKey
+from judge_service.core.api.deps import SessionDep, TrainerInScope
 from judge_service.core.api.error_docs import errors
+from judge_service.core.api.threads import on_thread
 from judge_service.core.errors import JudgeServiceError, ValidationFailed
 from judge_service.core.storage.db import get_engine
 from judge_service.core.storage.tables import ApiKeyRow
@@ -43,6 +46,7 @@ from judge_service.world.store_episode_play import (
     Stepped,
     calls_to_simulate,
     detail,
+    may_need_models,
     play,
     user_turn_inputs,
 )
@@ -89,13 +93,12 @@ def reset(
     body: ew.EpisodeReset,
     request: Request,
     session: SessionDep,
-    key: TrainerKey,
-    scope: ScopeDep,
+    caller: TrainerInScope,
 ):
     """Open an episode of a forge trace task in a done world: the observation is the traced
     system prompt and the user's first turn, with the tools the traces offered. 429 when the
     key holds ``JS_EPISODES_OPEN_PER_KEY`` open episodes."""
-    state = request.app.state
+    state, key, scope = request.app.state, caller.key, caller.scope
     cache = inputs.caches(state)
     row = inputs.done_world(session, scope, world_id)
     world = inputs.loaded_world(cache, state.settings.database_url, world_id)
@@ -155,31 +158,40 @@ def reward_of(result: dict[str, Any]) -> float | None:
 @router.post(
     "/episodes/{episode_id}/step", response_model=ew.StepAnswer, responses=errors(404, 409)
 )
-async def step(
-    episode_id: str, body: ew.EpisodeStep, request: Request, key: TrainerKey, scope: ScopeDep
-):
+async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: TrainerInScope):
     """Play the agent's assistant message: tool calls are answered by the world, text by
     the simulated user. Once done (the user or the agent ended it, or ``max_turns``), the
     answer carries the end-state verdict and the scored sample, and ``reward``."""
-    state = request.app.state
-    user = None
-    asked = await run_in_threadpool(user_turn_inputs, state, episode_id, body, scope)
-    if asked is not None:  # a model plays the user: its call is made outside the transaction
-        script, messages, seed = asked
-        text, ends = await model_user_reply(state.settings, script, messages, seed, episode_id)
-        user = GivenUser(text, ends)
-    simulator = None
-    needed = await run_in_threadpool(calls_to_simulate, state, episode_id, body, scope)
-    if needed is not None:  # (e): the model's answers, fetched outside the transaction
-        world, script, asked, seed = needed
-        simulator = GivenAnswers(await simulate_calls(state.settings, world, script, asked, seed))
-    played = await run_in_threadpool(play, state, episode_id, body, scope, user, simulator)
+    state, scope = request.app.state, caller.scope
+    user, simulator = None, None  # a step of an episode without models hops only to play
+    if may_need_models(state, episode_id):
+        user, simulator = await model_answers(state, episode_id, body, scope)
+    played = await on_thread(play, state, episode_id, body, scope, user, simulator)
     observation = {"messages": played.observation}
     if played.verdict is None:
         return json_answer({"observation": observation, "done": False, "reward": None})
-    result = await scored(request, key, played)
+    result = await scored(request, caller.key, played)
     answer = {"observation": observation, "done": True, "reward": reward_of(result)}
     return json_answer({**answer, "result": result})
+
+
+async def model_answers(
+    state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope
+) -> tuple[GivenUser | None, GivenAnswers | None]:
+    """The user model's reply and the simulator's answers the step needs, each asked outside
+    the step's transaction (``None`` for what it needs none of)."""
+    user: GivenUser | None = None
+    simulator: GivenAnswers | None = None
+    asked = await on_thread(user_turn_inputs, state, episode_id, body, scope)
+    if asked is not None:  # a model plays the user
+        script, messages, seed = asked
+        text, ends = await model_user_reply(state.settings, script, messages, seed, episode_id)
+        user = GivenUser(text, ends)
+    needed = await on_thread(calls_to_simulate, state, episode_id, body, scope)
+    if needed is not None:  # (e): the model's answers to the calls nothing learned answers
+        world, script, calls, seed = needed
+        simulator = GivenAnswers(await simulate_calls(state.settings, world, script, calls, seed))
+    return user, simulator
 
 
 async def scored(request: Request, key: ApiKeyRow, played: Stepped) -> dict[str, Any]:
@@ -208,12 +220,12 @@ async def scored(request: Request, key: ApiKeyRow, played: Stepped) -> dict[str,
         with store.one_writer(url), get_engine(url).begin() as connection:
             store.store_result(connection, episode_id=row.id, result=result)
 
-    await run_in_threadpool(save)
+    await on_thread(save)
     return result
 
 
 @router.get("/episodes/{episode_id}", response_model=ew.EpisodeDetail, responses=errors(404))
-async def get_episode(episode_id: str, request: Request, key: TrainerKey, scope: ScopeDep):
+async def get_episode(episode_id: str, request: Request, caller: TrainerInScope):
     """An episode: its messages, the entities its writes changed (as they are now), the
     answer path of every tool answer, its status and, once done, its result."""
-    return json_answer(await run_in_threadpool(detail, request.app.state, episode_id, scope))
+    return json_answer(await on_thread(detail, request.app.state, episode_id, caller.scope))

@@ -9,9 +9,7 @@ transaction; the script and the world come from the process's cache
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from sqlalchemy import Row
+from typing import Any, TypeVar
 
 from judge_service.access.projects import Scope
 from judge_service.core.errors import Conflict, NotFound
@@ -31,11 +29,15 @@ class Stepped:
 
     observation: list[dict[str, Any]]
     episode: Episode
-    row: Row
+    row: store.Step
     verdict: dict[str, Any] | None = None
 
 
-def visible(row: Row | None, scope: Scope, episode_id: str) -> Row:
+#: An episode's row as a step or a read has it.
+RowT = TypeVar("RowT", store.Step, store.Read)
+
+
+def visible(row: RowT | None, scope: Scope, episode_id: str) -> RowT:
     if row is None or not scope.owns(row.project):
         raise NotFound(f"no episode {episode_id!r}", detail={"id": episode_id})
     return row
@@ -53,7 +55,7 @@ def play(
     (with the verdict when it ends)."""
     cache, url = inputs.caches(state), state.settings.database_url
     with store.one_writer(url), get_engine(url).begin() as connection:
-        row = visible(store.read_episode(connection, episode_id, lock=True), scope, episode_id)
+        row = visible(store.read_step(connection, episode_id), scope, episode_id)
         if row.status != "open":
             raise Conflict(
                 f"episode {episode_id!r} is done: open another with a reset",
@@ -72,7 +74,7 @@ def play(
             connection,
             episode_id=episode_id,
             version=row.version,
-            episode=episode.model_dump(mode="json"),
+            episode=episode,
             done=episode.done,
             result=None if verdict is None else {"verdict": verdict, "sample": None},
         )
@@ -118,7 +120,17 @@ def to_the_user(action: Any, end: bool) -> bool:
     return bool(content_text(action.get("content")).strip())
 
 
-def _with_model(state: Any, episode_id: str, scope: Scope, model: str) -> tuple[Row, Script] | None:
+def may_need_models(state: Any, episode_id: str) -> bool:
+    """Whether a step may need a model's answer first: the episode's script is not cached
+    (unknown until read), or it names a user model or a simulator. No I/O, so the event loop
+    asks it: a step of a cached script without models then hops to a thread only to play."""
+    cached = inputs.caches(state).scripts.peek(episode_id)
+    return cached is None or cached.user_model is not None or cached.simulator is not None
+
+
+def _with_model(
+    state: Any, episode_id: str, scope: Scope, model: str
+) -> tuple[store.Read, Script] | None:
     """The open episode's row and script when its script names a ``model`` (``user_model``
     or ``simulator``); else ``None``. A script already cached without one costs no read, so
     a step without models pays nothing for this."""

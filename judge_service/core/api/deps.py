@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
@@ -83,15 +84,19 @@ async def current_key(request: Request) -> ApiKeyRow:
     return row
 
 
+def _check_role(key: ApiKeyRow, roles: tuple[str, ...]) -> None:
+    if key.role not in roles:
+        raise Forbidden(
+            f"a {key.role} key may not do this; it needs one of: {', '.join(roles)}",
+            detail={"role": key.role, "allowed": list(roles)},
+        )
+
+
 def require(*roles: str) -> Callable[..., ApiKeyRow]:
     """A dependency admitting only keys with one of ``roles`` (403 otherwise)."""
 
     async def check(key: Annotated[ApiKeyRow, Depends(current_key)]) -> ApiKeyRow:
-        if key.role not in roles:
-            raise Forbidden(
-                f"a {key.role} key may not do this; it needs one of: {', '.join(roles)}",
-                detail={"role": key.role, "allowed": list(roles)},
-            )
+        _check_role(key, roles)
         return key
 
     return check
@@ -117,3 +122,29 @@ async def project_scope(
 
 
 ScopeDep = Annotated[Scope, Depends(project_scope)]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A key that passed its role check, and the project scope it acts in."""
+
+    key: ApiKeyRow
+    scope: Scope
+
+
+def require_in_scope(*roles: str) -> Callable[..., Awaitable[Caller]]:
+    """:func:`require` and :func:`project_scope` as one dependency, checked in that order.
+
+    Why: FastAPI solves each dependency of a request anew (its cache key, its parameters),
+    ~50 µs apiece here; a route that needs both pays for two fewer (an episode step)."""
+
+    async def check(
+        key: AnyKey, project: Annotated[str | None, Query(description=PROJECT_HELP)] = None
+    ) -> Caller:
+        _check_role(key, roles)
+        return Caller(key, scope_of(key.project, project))
+
+    return check
+
+
+TrainerInScope = Annotated[Caller, Depends(require_in_scope("trainer", "admin"))]
