@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from judge_service.forge.calls import tool_calls
+from judge_service.forge.calls import ToolCall, tool_calls
 from judge_service.forge.effects import classify_tools
 from judge_service.forge.end_states import goal_outcome
 from judge_service.forge.entities import answer_entities
@@ -362,3 +362,43 @@ def test_the_same_call_making_other_tickets_in_other_runs_is_evidence_of_a_write
     assert effects["open_ticket"].effect == "write"
     assert effects["open_ticket"].source == "evidence" and effects["open_ticket"].changed >= 1
     assert effects["get_customer"].effect == "read"
+
+
+@pytest.mark.parametrize(
+    "tool, args, answer, key",
+    [
+        (
+            "open_ticket",
+            {"customer_id": "C-4"},
+            {"ticket_id": "T9", "customer_id": "C-4"},
+            "ticket_id=T9",
+        ),
+        (
+            "book_trip",
+            {"user_id": "U-1"},
+            {"booking_id": "AB12CD", "user_id": "U-1"},
+            "booking_id=AB12CD",
+        ),
+        ("create_record", {"customer_id": "C-4"}, {"id": "R9", "customer_id": "C-4"}, "id=R9"),
+        (
+            "get_customer_tickets",
+            {"customer_id": "C-4"},
+            {"ticket_id": "T1", "customer_id": "C-4"},
+            "ticket_id=T1",
+        ),
+        # keys in alphabetical order: the order the call named is still the order
+        ("get_order", {"order_id": "O1"}, {"customer_id": "C-4", "order_id": "O1"}, "order_id=O1"),
+        # nothing says the object is the ticket: the id the call passed names it, as before
+        (
+            "lookup",
+            {"customer_id": "C-4"},
+            {"ticket_id": "T1", "customer_id": "C-4"},
+            "customer_id=C-4",
+        ),
+    ],
+)
+def test_an_object_is_keyed_by_its_own_id_when_the_tool_is_about_it(
+    tool, args, answer, key
+) -> None:
+    call = ToolCall(0, 1, tool, args, json.dumps(answer), answer, 2, False)
+    assert [k for k, _ in answer_entities(call)] == [key]

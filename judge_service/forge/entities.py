@@ -2,10 +2,10 @@
 
 An entity is an object a tool returned, keyed ``"<id field>=<value>"``: the answer's id field
 whose value the call passed as an argument (``get_order(order_id="A1")`` returning
-``{"order_id": "A1", "user_id": "u7", ...}`` is ``order_id=A1``) unless its first id field
-holds another value (``open_ticket(customer_id="C4")`` returning ``{"ticket_id": "T9",
-"customer_id": "C4"}`` is ``ticket_id=T9``: the object's own id comes first), else its
-``id`` field, else
+``{"order_id": "A1", "user_id": "u7", ...}`` is ``order_id=A1``) unless an id field named like
+what the tool is about holds another value (``open_ticket(customer_id="C4")`` returning
+``{"ticket_id": "T9", "customer_id": "C4"}`` is ``ticket_id=T9``: the object's own id), else
+its ``id`` field, else
 the call's single id argument (an answer without its own id), else its first id field. An id
 field or argument is one named like an identifier (``id``, ``*_id``, ``*Id``, ``*_ref``,
 ``*_number``, ``*_code``, ``*_key``; not a zip, country or phone code) with a scalar value.
@@ -28,6 +28,7 @@ ID_NAME = re.compile(
     r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|_no$|"
     r"_code$|[a-z0-9]Code$|_key$)"
 )
+ID_SUFFIX = re.compile(r"(_id|Id|_ref|Ref|_number|Number|_no|_code|Code|_key)$")
 NOT_ID = re.compile(
     r"(zip|postal|post|country|currency|language|lang|status|area|phone)_?code$|phone"
 )
@@ -64,20 +65,40 @@ def clean_state(value: Any) -> Any:
     return value
 
 
-def own_id(obj: dict[str, Any], values: Collection[str]) -> tuple[str, str] | None:
-    """The object's first id field, when the call passed not its value but a later id
-    field's: the object refers to what the call named and is keyed by its own id (a ticket
-    opened for a customer, ``{"ticket_id": "TK-1", "customer_id": "C-4"}``, is a ticket)."""
+def _words(name: str) -> set[str]:
+    return {w.lower() for w in re.split(r"[_\-\s.]+|(?<=[a-z0-9])(?=[A-Z])", name) if w}
+
+
+def _named_by(field: str, tool: str) -> bool:
+    """Whether an id field names what the tool is about: ``ticket_id`` for ``open_ticket``
+    or ``get_customer_tickets``, ``booking_id`` for ``book_trip``; ``id`` always."""
+    if field == "id":
+        return True
+    stem = ID_SUFFIX.sub("", field).lower()
+    return any(
+        stem == w or (len(w) >= 4 and stem.startswith(w)) or (len(stem) >= 4 and w.startswith(stem))
+        for w in _words(tool)
+    )
+
+
+def own_id(obj: dict[str, Any], values: Collection[str], tool: str) -> tuple[str, str] | None:
+    """The object's own id field, when the call passed not its value but another id
+    field's: an id field named like what the tool is about (or ``id``) holding a value no
+    argument held, beside one an argument did. The object refers to what the call named and
+    is keyed by its own id: ``open_ticket(customer_id="C-4")`` answering ``{"ticket_id":
+    "TK-1", "customer_id": "C-4"}`` is a ticket."""
     ids = [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
-    if len(ids) > 1 and ids[0][1] not in values and any(v in values for _, v in ids[1:]):
-        return ids[0]
-    return None
+    if not any(v in values for _, v in ids):
+        return None
+    return next(((k, v) for k, v in ids if v not in values and _named_by(k, tool)), None)
 
 
-def _identity(obj: dict[str, Any], arguments: list[tuple[str, str]], single: bool) -> str | None:
+def _identity(
+    obj: dict[str, Any], arguments: list[tuple[str, str]], single: bool, tool: str
+) -> str | None:
     ids = [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
     argument_values = {v for _, v in arguments}
-    own = own_id(obj, argument_values)
+    own = own_id(obj, argument_values, tool)
     if own is not None:
         return entity_key(*own)
     for field, value in ids:
@@ -105,7 +126,7 @@ def answer_entities(call: ToolCall) -> list[tuple[str, State]]:
     arguments = id_arguments(call)
     found = []
     for obj in objects:
-        key = _identity(obj, arguments, single)
+        key = _identity(obj, arguments, single, call.name)
         if key is not None:
             found.append((key, clean_state(obj)))
     return found

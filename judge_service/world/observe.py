@@ -54,7 +54,7 @@ def identify(
     """An answered object's key: a field holding the same-named argument (when the answer is
     this one object), else as the forge names entities, else a field already known as a key
     (``known``: those of other answers)."""
-    if whole and own_id(obj, argument_values(call.arguments)) is None:
+    if whole and own_id(obj, argument_values(call.arguments), call.name) is None:
         found = _same_named(obj, call.arguments)
         if found:
             return found
