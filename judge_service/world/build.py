@@ -13,7 +13,7 @@ from typing import Any
 
 from judge_service.forge.entities import canonical
 from judge_service.forge.traces import Trace
-from judge_service.world.engine import answer_call, missing_for
+from judge_service.world.engine import answer_call, named_for
 from judge_service.world.errors import learn_errors
 from judge_service.world.functions import learn_function
 from judge_service.world.model import Replay, ToolModel, TraceStart
@@ -91,7 +91,7 @@ def learn_tool(name: str, observed: Observed, steps: Sequence[Step]) -> ToolMode
         tool.function = None if tool.read else learn_function(steps)
     else:
         tool.transition = learn_transition(steps)
-    tool.errors = learn_errors(steps, missing_for(tool), tool.parameters)
+    tool.errors = learn_errors(steps, named_for(tool), tool.parameters)
     tool.replays = _replays(tool, steps, observed.keys)
     tool.examples = _examples(steps)
     return tool

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from judge_service.forge.calls import ToolCall, is_error_answer, parse_payload
-from judge_service.world.errors import Missing, answer_error
+from judge_service.world.errors import Named, answer_error
 from judge_service.world.fresh import new_id
 from judge_service.world.functions import call_function
 from judge_service.world.lookup import Ctx, Index, merge
@@ -29,24 +29,25 @@ from judge_service.world.values import MISSING, payload_of, render
 State = dict[str, Any]
 
 
-def missing_for(tool: ToolModel) -> Missing | None:
-    """How to tell that the entity a call of ``tool`` names is not in the state."""
+def named_for(tool: ToolModel) -> Named | None:
+    """How to find the entity a call of ``tool`` names: its state, ``MISSING`` when the
+    state lacks it, ``None`` when the call names none."""
     rule = tool.read
     if rule is not None:
 
-        def read_missing(state: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
+        def read_named(state: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
             keys = select(rule, state, args)
-            return None if keys is None else not keys
+            return None if keys is None else state[keys[0]] if keys else MISSING
 
-        return read_missing
+        return read_named
     if tool.transition is not None and tool.transition.effects:
         binding = tool.transition.effects[0].binding
 
-        def write_missing(state: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
+        def write_named(state: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
             key = bound_key(binding, args)
-            return None if key is None else key not in state
+            return None if key is None else state.get(key, MISSING)
 
-        return write_missing
+        return write_named
     return None
 
 
@@ -181,7 +182,7 @@ def answer_call(
     own: AnswerPath = "transition" if tool.effect == "write" else "read"
     if own in paths:
         error = answer_error(
-            tool.errors, state, call.arguments, missing_for(tool), tool.parameters, index
+            tool.errors, state, call.arguments, named_for(tool), tool.parameters, index
         )
         if error is not None:
             return _answer(error, own, state, error=True)

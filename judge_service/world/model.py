@@ -159,12 +159,16 @@ class FunctionRule(BaseModel):
 
 class ErrorRule(BaseModel):
     """An error the tool gave, and when: the entity it names is ``missing``, an argument
-    is outside its schema's ``enum``, or an argument names no ``reference`` that the world
-    holds (an object, in an entity of a type in ``refs``, with that id field)."""
+    is outside its schema's ``enum``, an argument names no ``reference`` that the world
+    holds (an object, in an entity of a type in ``refs``, with that id field), or a ``state``
+    field of the entity it names holds none of the values ``allowed``."""
 
-    when: Literal["missing", "enum", "reference"]
+    when: Literal["missing", "enum", "reference", "state"]
     arg: str | None = None
     refs: list[list[str]] = Field(default_factory=list)
+    #: ``state``: the named entity's field, and the values it held in successful calls.
+    field: list[Any] = Field(default_factory=list)
+    allowed: list[Any] = Field(default_factory=list)
     template: Parts = Field(default_factory=list)
     examples: int = 0
 
