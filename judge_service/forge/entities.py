@@ -112,6 +112,12 @@ def _identity(
     return entity_key(*ids[0]) if ids else None
 
 
+def object_key(call: ToolCall, obj: dict[str, Any], single: bool) -> str | None:
+    """The key :func:`answer_entities` gives ``obj`` (the whole answer when ``single``, else
+    one of a list), without cleaning its state: for a caller that needs only the key."""
+    return None if call.error else _identity(obj, id_arguments(call), single, call.name)
+
+
 def answer_entities(call: ToolCall) -> list[tuple[str, State]]:
     """``(key, state)`` of each entity in the call's answer (none for an error)."""
     if call.error:

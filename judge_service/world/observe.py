@@ -20,7 +20,7 @@ from typing import Any
 
 from judge_service.forge.calls import ToolCall, tool_calls
 from judge_service.forge.effects import ToolEffect
-from judge_service.forge.entities import answer_entities, entity_key, is_id_name, own_id
+from judge_service.forge.entities import entity_key, is_id_name, object_key, own_id
 from judge_service.forge.traces import Trace
 from judge_service.world.classify import View, classify
 from judge_service.world.lookup import argument_values, merge
@@ -58,9 +58,9 @@ def identify(
         found = _same_named(obj, call.arguments)
         if found:
             return found
-    named = answer_entities(replace(call, payload=obj if whole else [obj]))
-    if named:
-        return named[0][0]
+    named = object_key(call, obj, whole)
+    if named is not None:
+        return named
     for field_name in known:
         value = obj.get(field_name)
         if isinstance(value, str | int) and not isinstance(value, bool):

@@ -16,11 +16,10 @@ the recording is the evidence of what the backend did (path ``recorded``):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from judge_service.forge.calls import ToolCall, tool_calls
-from judge_service.forge.entities import answer_entities, entity_key, id_arguments
+from judge_service.forge.entities import entity_key, id_arguments, object_key
 from judge_service.forge.traces import Trace
 from judge_service.world.lookup import argument_values, merge
 from judge_service.world.model import Answer, Call
@@ -49,9 +48,8 @@ def _views(world: World, call: ToolCall) -> list[tuple[str | None, str | None]]:
     objects = [payload] if whole else payload if isinstance(payload, list) else []
     out = []
     for obj in (o for o in objects if isinstance(o, dict)):
-        forge = answer_entities(replace(call, payload=obj if whole else [obj]))
-        world_key = identify(call, obj, whole, world.key_fields)
-        out.append((forge[0][0] if forge else None, world_key))
+        forge = object_key(call, obj, whole)
+        out.append((forge, identify(call, obj, whole, world.key_fields)))
     return out
 
 

@@ -77,6 +77,8 @@ def add_numbers(a: Any, b: Any) -> Any:
 
 def same(a: Any, b: Any) -> bool:
     """Equal as JSON values (``1 == 1.0``; ``True`` is not ``1``)."""
+    if type(a) is str and type(b) is str:  # the commonest case, first
+        return a == b
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if is_number(a) and is_number(b):
