@@ -24,6 +24,7 @@ from judge_service.world.build import build_world
 from judge_service.world.describe import describe_op
 from judge_service.world.model import Call
 from judge_service.world.world import World
+from tests.world_support import exchange
 
 
 def _dates(base: int) -> dict[str, Any]:
@@ -147,12 +148,7 @@ def _trace(trace_id: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, 
     airline = Airline(trace_id)
     messages: list[dict[str, Any]] = [{"role": "user", "content": "I'd like to book a trip."}]
     for index, (name, args) in enumerate(calls):
-        call = {"id": f"{trace_id}-{index}", "type": "function"}
-        call["function"] = {"name": name, "arguments": json.dumps(args)}
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append(
-            {"role": "tool", "tool_call_id": call["id"], "content": airline.call(name, args)}
-        )
+        messages += exchange(f"{trace_id}-{index}", name, args, airline.call(name, args))
     messages.append({"role": "assistant", "content": "Booked."})
     return {"id": trace_id, "messages": messages, "metadata": {}}
 

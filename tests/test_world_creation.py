@@ -29,6 +29,7 @@ from judge_service.world.episode import act, finish, script_for, start
 from judge_service.world.model import Call
 from judge_service.world.verify import verify
 from judge_service.world.world import World
+from tests.world_support import exchange
 
 CUSTOMERS = {
     f"C-{n}": {"customer_id": f"C-{n}", "name": name, "plan": plan, "tickets": []}
@@ -145,16 +146,7 @@ def conversation(trace_id: str, calls: list[tuple[str, dict[str, Any]]]) -> dict
         answer = desk.call(name, args)
         if name == "open_ticket" and not answer.startswith("Error"):
             last = json.loads(answer)["ticket_id"]
-        call_id = f"{trace_id}-{index}"
-        function = {"name": name, "arguments": json.dumps(args)}
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
-            }
-        )
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": answer})
+        messages += exchange(f"{trace_id}-{index}", name, args, answer)
     messages.append({"role": "assistant", "content": "Done. Anything else?"})
     return {"id": trace_id, "messages": messages, "tools": TOOLS, "metadata": {}}
 
@@ -301,10 +293,7 @@ def _desk_run(trace_id: str, opening: str, priority: str, bye: str) -> dict[str,
         args = {k: number if v == NEW else v for k, v in args.items()}
         answer = desk.call(name, args)
         number = json.loads(answer)["ticket_id"] if name == "open_ticket" else number
-        call = {"id": f"{trace_id}-{index}", "type": "function"}
-        call["function"] = {"name": name, "arguments": json.dumps(args)}
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": call["id"], "content": answer})
+        messages += exchange(f"{trace_id}-{index}", name, args, answer)
     messages += [
         {"role": "assistant", "content": f"Ticket {number} is open. Anything else?"},
         {"role": "user", "content": bye},

@@ -20,6 +20,7 @@ from judge_service.forge.traces import parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.model import Call
 from judge_service.world.world import World
+from tests.world_support import exchange
 
 ORDERS = {
     f"O-{n}": {"order_id": f"O-{n}", "status": status, "total": total}
@@ -56,13 +57,8 @@ def _trace(trace_id: str, orders: list[str]) -> dict[str, Any]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Please cancel my order."}]
     for index, number in enumerate(orders):
         for step, name in enumerate(("get_order", "cancel_order")):
-            call = {"id": f"{trace_id}-{index}-{step}", "type": "function"}
             args = {"order_id": number}
-            call["function"] = {"name": name, "arguments": json.dumps(args)}
-            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-            messages.append(
-                {"role": "tool", "tool_call_id": call["id"], "content": shop.call(name, args)}
-            )
+            messages += exchange(f"{trace_id}-{index}-{step}", name, args, shop.call(name, args))
     messages.append({"role": "assistant", "content": "Done."})
     return {"id": trace_id, "messages": messages, "metadata": {}}
 
