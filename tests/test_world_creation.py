@@ -26,6 +26,7 @@ from judge_service.forge.entities import answer_entities
 from judge_service.forge.traces import parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.episode import act, finish, script_for, start
+from judge_service.world.fresh import new_id
 from judge_service.world.model import Call
 from judge_service.world.verify import verify
 from judge_service.world.world import World
@@ -391,3 +392,12 @@ def test_an_object_is_keyed_by_its_own_id_when_the_tool_is_about_it(
 ) -> None:
     call = ToolCall(0, 1, tool, args, json.dumps(answer), answer, 2, False)
     assert [k for k, _ in answer_entities(call)] == [key]
+
+
+def test_a_new_id_is_found_even_when_every_id_of_the_shape_is_taken() -> None:
+    taken = {f"code={chr(65 + i)}{d}": {} for i in range(26) for d in range(10)}
+    call = Call(name="make_code", arguments={})
+    made = new_id(["A1", "B2"], "code", taken, call)
+    assert f"code={made}" not in taken and re.fullmatch(r"[A-Z]\d+", made)
+    number = new_id([4012, 4013], "code", {}, call)
+    assert isinstance(number, int) and 0 <= number <= 9999  # numbers stay numbers, 4 digits

@@ -69,9 +69,11 @@ def new_id(shapes: Sequence[str | int], entity: str, state: Mapping[str, Any], c
     if not any(c.isalnum() for c in rest):
         rest += "000000"
     seed = canonical([call.name, call.arguments])
-    for attempt in range(1000):
+    attempt = 0
+    while True:  # a shape with few free ids grows a digit every 100 draws: this ends
         digest = hashlib.sha256(f"{seed}#{attempt}".encode()).digest()
-        drawn = "".join(_like(c, digest[i % len(digest)]) for i, c in enumerate(rest))
+        shape = rest + "0" * (attempt // 100)
+        drawn = "".join(_like(c, digest[i % len(digest)]) for i, c in enumerate(shape))
         if f"{entity}={prefix + drawn}" not in state:
             return _typed(prefix + drawn, shapes)
-    raise RuntimeError(f"no free id for {entity} after 1000 draws")
+        attempt += 1
