@@ -24,7 +24,7 @@ from judge_service.world.build import build_world
 from judge_service.world.describe import describe_op
 from judge_service.world.model import Call
 from judge_service.world.world import World
-from tests.world_support import exchange
+from tests.world_support import exchange, fuzz_calls
 
 
 def _dates(base: int) -> dict[str, Any]:
@@ -187,3 +187,10 @@ def test_a_trip_never_booked_is_booked_as_the_backend_books_it(world, user, cabi
     assert {**made, "booking_id": real["booking_id"]} == real
     after = world.answer(answer.state_after, Call(name="get_user", arguments={"user_id": user}))
     assert after.path == "read" and after.payload["bookings"][-1] == made["booking_id"]
+
+
+def test_fuzzed_bookings_never_raise(world) -> None:
+    legs = [[_leg("AC101", 1)], [{"flight_number": 5, "date": []}], [[]], ["AC202"], [{}]]
+    values = ["U-1", "economy", "business", "AC303", *legs]
+    keys = ["user_id", "cabin", "flights", "passengers", "flight_number", "booking_id"]
+    fuzz_calls(world, ["book_trip", "get_user", "get_flight", "get_booking"], keys, values, 200)

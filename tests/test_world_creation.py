@@ -30,7 +30,7 @@ from judge_service.world.fresh import new_id
 from judge_service.world.model import Call
 from judge_service.world.verify import verify
 from judge_service.world.world import World
-from tests.world_support import exchange
+from tests.world_support import exchange, fuzz_calls
 
 CUSTOMERS = {
     f"C-{n}": {"customer_id": f"C-{n}", "name": name, "plan": plan, "tickets": []}
@@ -401,3 +401,9 @@ def test_a_new_id_is_found_even_when_every_id_of_the_shape_is_taken() -> None:
     assert f"code={made}" not in taken and re.fullmatch(r"[A-Z]\d+", made)
     number = new_id([4012, 4013], "code", {}, call)
     assert isinstance(number, int) and 0 <= number <= 9999  # numbers stay numbers, 4 digits
+
+
+def test_fuzzed_calls_of_a_world_that_creates_never_raise(world: World) -> None:
+    names = ["open_ticket", "add_note", "close_ticket", "get_ticket", "get_customer"]
+    keys = ["customer_id", "ticket_id", "subject", "priority", "text", "@new"]
+    fuzz_calls(world, names, keys, ["C-1", "C-9", "TK-00000", ["C-1"]], 200)
