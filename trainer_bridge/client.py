@@ -109,14 +109,26 @@ class LoopHTTPClient:
     """One pooled HTTP client per running event loop, kept for the next call on the same
     loop: a trainer calls every step from one loop (GRPOTrainer's ``async_loop``), so the
     connection stays open between steps. A client made on another loop is dropped. The
-    subclass sets ``base_url``, ``api_key`` and ``transport`` and says how many
-    connections (:meth:`_connections`)."""
+    subclass says how many connections (:meth:`_connections`)."""
 
-    base_url: str
-    api_key: str | None
-    transport: httpx.AsyncBaseTransport | None
     _http: httpx.AsyncClient | None = None
     _http_loop: asyncio.AbstractEventLoop | None = None
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        timeout: float,
+        retries: int,
+        backoff_s: float,
+        transport: httpx.AsyncBaseTransport | None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.transport = transport  # tests pass httpx.MockTransport here
 
     def _connections(self) -> int:
         raise NotImplementedError
@@ -167,14 +179,9 @@ class AsyncRewardClient(LoopHTTPClient):
         backoff_s: float = 0.5,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
-        self.timeout = timeout
-        self.retries = retries
+        super().__init__(base_url, api_key, timeout, retries, backoff_s, transport)
         self.chunk_size = chunk_size
         self.max_concurrency = max_concurrency
-        self.backoff_s = backoff_s
-        self.transport = transport  # tests pass httpx.MockTransport here
         self.last_responses: list[RewardResponse] = []
 
     def _connections(self) -> int:

@@ -144,13 +144,9 @@ class AsyncEpisodeClient(LoopHTTPClient):
         max_connections: int = 64,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
-        self.timeout = timeout  # per call, every retry included
-        self.retries = retries
-        self.backoff_s = backoff_s
+        # ``timeout``: per call, every retry included
+        super().__init__(base_url, api_key, timeout, retries, backoff_s, transport)
         self.max_connections = max_connections
-        self.transport = transport  # tests pass httpx.MockTransport here
 
     def _connections(self) -> int:
         return self.max_connections
