@@ -73,15 +73,19 @@ def _via_bindings(key: str, first: Any) -> list[Binding]:
     ]
 
 
-def _primary(ok: Sequence[Step]) -> Binding | None:
+#: A successful traced call and its arguments (:func:`call_args`).
+Called = tuple[Step, dict[str, Any]]
+
+
+def _primary(ok: Sequence[Called]) -> Binding | None:
     """The binding of the entity the answers show (else of the first one changed), by the
     most examples: the entity the call is about."""
     votes: Counter[str] = Counter()
     found: dict[str, Binding] = {}
-    for step in ok:
+    for step, args in ok:
         keys = [k for k, _ in step.shown[:1]] or list(step.changed)
         for key in keys[:1]:
-            for binding in _arg_bindings(key, call_args(step))[:1]:
+            for binding in _arg_bindings(key, args)[:1]:
                 votes[binding.model_dump_json()] += 1
                 found[binding.model_dump_json()] = binding
     if not votes:
@@ -89,12 +93,11 @@ def _primary(ok: Sequence[Step]) -> Binding | None:
     return found[votes.most_common(1)[0][0]]
 
 
-def _others(ok: Sequence[Step], primary: Binding) -> tuple[list[Binding], int]:
+def _others(ok: Sequence[Called], primary: Binding) -> tuple[list[Binding], int]:
     """Bindings for the other entities the writes changed, and how many stayed unbound."""
     found: dict[str, Binding] = {}
     unbound = 0
-    for step in ok:
-        args = call_args(step)
+    for step, args in ok:
         first_key = bound_key(primary, args)
         first = _first(step, first_key)
         for key in step.changed:
@@ -116,10 +119,9 @@ def _first(step: Step, first_key: str | None) -> Any:
     return step.pre.get(first_key, step.after.get(first_key, MISSING))
 
 
-def _effect(binding: Binding, primary: Binding, ok: Sequence[Step], index: Index) -> Effect:
+def _effect(binding: Binding, primary: Binding, ok: Sequence[Called], index: Index) -> Effect:
     examples, changed, created = [], 0, 0
-    for step in ok:
-        args = call_args(step)
+    for step, args in ok:
         first_key = bound_key(primary, args)
         first = _first(step, first_key)
         key = bound_key(binding, args, first)
@@ -147,20 +149,21 @@ def _effect(binding: Binding, primary: Binding, ok: Sequence[Step], index: Index
 
 def learn_transition(steps: Sequence[Step]) -> Transition | None:
     """The write's learned effects and answer (``None`` when no call of it succeeded)."""
-    ok = [s for s in steps if not s.call.error and s.call.answer is not None]
+    ok = [(s, call_args(s)) for s in steps if not s.call.error and s.call.answer is not None]
     primary = _primary(ok)
     if primary is None:
         return None
     others, unbound = _others(ok, primary)
     index = Index()
     effects = [_effect(b, primary, ok, index) for b in [primary, *others]]
-    made = [m for m in (created_id(s) for s in ok) if m is not MISSING]
+    made = [args[NEW_ID] for _, args in ok if NEW_ID in args]
     news = list(dict.fromkeys(made))[:NEW_IDS] if primary.arg == NEW_ID else []
     transition = Transition(effects=effects, unbound=unbound, new_ids=news)
-    if all([k for k, _ in s.shown[:1]] == [bound_key(primary, call_args(s))] for s in ok):
+    if all([k for k, _ in s.shown[:1]] == [bound_key(primary, args)] for s, args in ok):
         return transition.model_copy(update={"answer": "entity"})
-    texts = {canonical(parts_of(s.call.answer or "", s.call.arguments)) for s in ok}
+    texts = {canonical(parts_of(s.call.answer or "", s.call.arguments)) for s, _ in ok}
     if len(texts) == 1:
-        parts = parts_of(ok[0].call.answer or "", ok[0].call.arguments)
+        first = ok[0][0].call
+        parts = parts_of(first.answer or "", first.arguments)
         return transition.model_copy(update={"answer": "template", "template": parts})
     return transition
