@@ -87,7 +87,15 @@ def own_id(obj: dict[str, Any], values: Collection[str], tool: str) -> tuple[str
     argument held, beside one an argument did. The object refers to what the call named and
     is keyed by its own id: ``open_ticket(customer_id="C-4")`` answering ``{"ticket_id":
     "TK-1", "customer_id": "C-4"}`` is a ticket."""
-    ids = [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
+    return _own(_ids(obj), values, tool)
+
+
+def _ids(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    """The object's id fields and their values as text, in its order."""
+    return [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
+
+
+def _own(ids: list[tuple[str, str]], values: Collection[str], tool: str) -> tuple[str, str] | None:
     if not any(v in values for _, v in ids):
         return None
     return next(((k, v) for k, v in ids if v not in values and _named_by(k, tool)), None)
@@ -96,9 +104,9 @@ def own_id(obj: dict[str, Any], values: Collection[str], tool: str) -> tuple[str
 def _identity(
     obj: dict[str, Any], arguments: list[tuple[str, str]], single: bool, tool: str
 ) -> str | None:
-    ids = [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
+    ids = _ids(obj)
     argument_values = {v for _, v in arguments}
-    own = own_id(obj, argument_values, tool)
+    own = _own(ids, argument_values, tool)
     if own is not None:
         return entity_key(*own)
     for field, value in ids:

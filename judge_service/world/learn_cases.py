@@ -94,7 +94,7 @@ def _numbers(expr: Any) -> Iterator[Expr]:
 def _conditions(a: Op, b: Op) -> list[Expr]:
     found: dict[str, Expr] = {}
     for expr in [*_numbers(a.expr), *_numbers(b.expr)]:
-        found.setdefault(repr(sorted(expr.items(), key=str)), expr)
+        found.setdefault(canonical(expr), expr)
     return list(found.values())
 
 
