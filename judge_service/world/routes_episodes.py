@@ -28,6 +28,7 @@ from judge_service.access.projects import Scope
 from judge_service.core.api.body import ParsedBodyRoute
 from judge_service.core.api.deps import SessionDep, TrainerInScope
 from judge_service.core.api.error_docs import errors
+from judge_service.core.api.lean import LeanRoute
 from judge_service.core.api.threads import on_thread
 from judge_service.core.errors import JudgeServiceError, ValidationFailed
 from judge_service.core.storage.db import get_engine
@@ -155,9 +156,6 @@ def reward_of(result: dict[str, Any]) -> float | None:
     return result["verdict"].get("reward")
 
 
-@router.post(
-    "/episodes/{episode_id}/step", response_model=ew.StepAnswer, responses=errors(404, 409)
-)
 async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: TrainerInScope):
     """Play the agent's assistant message: tool calls are answered by the world, text by
     the simulated user. Once done (the user or the agent ended it, or ``max_turns``), the
@@ -224,8 +222,28 @@ async def scored(request: Request, key: ApiKeyRow, played: Stepped) -> dict[str,
     return result
 
 
-@router.get("/episodes/{episode_id}", response_model=ew.EpisodeDetail, responses=errors(404))
 async def get_episode(episode_id: str, request: Request, caller: TrainerInScope):
     """An episode: its messages, the entities its writes changed (as they are now), the
     answer path of every tool answer, its status and, once done, its result."""
     return json_answer(await on_thread(detail, request.app.state, episode_id, caller.scope))
+
+
+# An episode's step and read are the hot routes: their arguments are bound by a plan
+# (``api.lean``), not by FastAPI's dependency solver. Registered here, after ``reset``, in
+# the order the decorators would have.
+router.add_api_route(
+    "/episodes/{episode_id}/step",
+    step,
+    methods=["POST"],
+    response_model=ew.StepAnswer,
+    responses=errors(404, 409),
+    route_class_override=LeanRoute,
+)
+router.add_api_route(
+    "/episodes/{episode_id}",
+    get_episode,
+    methods=["GET"],
+    response_model=ew.EpisodeDetail,
+    responses=errors(404),
+    route_class_override=LeanRoute,
+)

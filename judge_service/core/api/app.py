@@ -157,6 +157,9 @@ def create_app(
         docs_url=None,  # /docs and /redoc come from add_docs: offline, no CDN
         redoc_url=None,
         dependencies=[Depends(plain_params)],
+        # The service exports Prometheus metrics (``/metrics``), not OpenTelemetry; FastAPI's
+        # own telemetry would ask OpenTelemetry's three global providers on every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     add_docs(app)
     app.state.settings = settings

@@ -1,12 +1,14 @@
 """Limits at the edge of ``judge-service serve``: request-head size and time, keep-alive.
 
-uvicorn's h11 protocol is used because h11 bounds what it buffers before a request's
-head is complete (``h11_max_incomplete_event_size``): a 200 MB header costs at most
-the limit plus one socket read, where uvicorn's default httptools parser keeps
-everything. What uvicorn lacks is added by the small subclass below (why hand-written:
-uvicorn has no setting for either):
+uvicorn's httptools protocol parses requests (llhttp, in C): on an episode step it cost
+about a third of what h11, uvicorn's pure-Python protocol, did (py-spy, ``bench/episodes.py``).
+Neither bounds a request head by itself: httptools keeps every byte of a head until it is
+complete, and h11's bound answers 400. What uvicorn lacks is added by the small subclass
+below (why hand-written: uvicorn has no setting for either):
 
-- the answer to an oversized head is 431, not uvicorn's generic 400;
+- a head over ``JS_MAX_HEADER_KB`` is answered 431 (RFC 6585) and the connection closed as
+  soon as the bytes received for it pass the limit: a 200 MB header costs at most the limit
+  plus one socket read;
 - a client has ``JS_HEADER_TIMEOUT_S`` to send a whole request head, from connecting or
   from its previous answer, so a slow or silent client cannot hold a connection.
 
@@ -22,16 +24,15 @@ import json
 import logging
 from typing import Any
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from judge_service.core.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-class EdgeProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a 431 for an oversized head and a head timeout."""
+class EdgeProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a bounded request head (431) and a head timeout."""
 
     def __init__(
         self, *args: Any, header_timeout_s: float = 10.0, max_head_bytes: int, **kwargs: Any
@@ -40,9 +41,11 @@ class EdgeProtocol(H11Protocol):
         self.header_timeout_s = header_timeout_s
         self.max_head_bytes = max_head_bytes
         self.head_timer: asyncio.TimerHandle | None = None
+        self.awaiting_head = True  # no head, or part of one: the next request's
+        self.head_bytes = 0  # received since the head being awaited began (one read more)
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
-        super().connection_made(transport)  # type: ignore[arg-type]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
         self._arm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -50,20 +53,31 @@ class EdgeProtocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if not self.awaiting_head:  # a body: ``api.body`` bounds it
+            super().data_received(data)
+            return
+        self.head_bytes += len(data)
         super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:  # the head is in (or the connection failed)
-            self._disarm_head_timer()
+        if self.awaiting_head and self.head_bytes > self.max_head_bytes:
+            self._refuse_head()
+
+    def on_headers_complete(self) -> None:
+        self.awaiting_head = False
+        self._disarm_head_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self.awaiting_head, self.head_bytes = True, 0
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if self.awaiting_head and not self.transport.is_closing():
             self._arm_head_timer()  # the next request's head has the same time
 
-    def send_400_response(self, msg: str) -> None:
-        """uvicorn answers every protocol error 400; h11's "buffer too long" is a head over
-        the limit, which HTTP answers 431 (RFC 6585)."""
-        if len(self.conn.trailing_data[0]) <= self.max_head_bytes:
-            super().send_400_response(msg)
+    def _refuse_head(self) -> None:
+        """431 with the service's JSON error, then close: the rest of the head is never read."""
+        if self.transport.is_closing():
             return
         body = json.dumps(
             {
@@ -75,15 +89,12 @@ class EdgeProtocol(H11Protocol):
                 }
             }
         ).encode()
-        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
-        for event in (
-            h11.Response(
-                status_code=431, headers=headers, reason=b"Request Header Fields Too Large"
-            ),
-            h11.Data(data=body),
-            h11.EndOfMessage(),
-        ):
-            self.transport.write(self.conn.send(event) or b"")
+        head = [b"HTTP/1.1 431 Request Header Fields Too Large\r\n"]
+        for name, value in self.server_state.default_headers:
+            head.append(name + b": " + value + b"\r\n")
+        head.append(b"content-type: application/json\r\nconnection: close\r\n")
+        head.append(b"content-length: %d\r\n\r\n" % len(body))
+        self.transport.write(b"".join(head) + body)
         self.transport.close()
 
     def _arm_head_timer(self) -> None:
@@ -97,7 +108,7 @@ class EdgeProtocol(H11Protocol):
 
     def _head_timed_out(self) -> None:
         self.head_timer = None
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+        if self.awaiting_head and not self.transport.is_closing():
             log.debug(
                 "closing a connection that sent no request head in %ss", self.header_timeout_s
             )
@@ -107,11 +118,11 @@ class EdgeProtocol(H11Protocol):
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """The edge limits as ``uvicorn.run`` keyword arguments. The protocol is a
     ``functools.partial`` of a module-level class, so ``--workers N`` can pickle it."""
-    max_head = settings.max_header_kb * 1024
     return {
         "http": functools.partial(
-            EdgeProtocol, header_timeout_s=settings.header_timeout_s, max_head_bytes=max_head
+            EdgeProtocol,
+            header_timeout_s=settings.header_timeout_s,
+            max_head_bytes=settings.max_header_kb * 1024,
         ),
-        "h11_max_incomplete_event_size": max_head,
         "timeout_keep_alive": settings.keep_alive_s,
     }

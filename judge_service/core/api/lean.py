@@ -1,0 +1,136 @@
+"""Hot routes whose arguments are bound by a plan made once, not solved on each request.
+
+Why: FastAPI solves a route's dependencies anew on every request (their cache keys, their
+parameters, the body's field), and on an episode step that was about a quarter of the
+service's CPU (py-spy, ``bench/episodes.py``). A :class:`LeanRoute` keeps its endpoint's
+FastAPI signature, so the OpenAPI schema, the docs and the documented errors are what they
+were; at run time its arguments come from a plan read off FastAPI's own analysis of that
+signature when the route is built. A route whose signature the plan cannot bind fails then,
+at start-up, not on a request.
+
+What a plan binds:
+
+- the ``Request``;
+- path parameters typed ``str`` (the router matched them already);
+- one body parameter, a pydantic model, validated from the JSON that
+  :class:`~judge_service.core.api.body.BodyGuard` parsed, with FastAPI's error locations;
+- dependencies that are functions of the request alone (``plain_params``), or that carry a
+  ``lean`` attribute: an equivalent function of the request (``deps.require_in_scope``).
+
+Errors are raised in FastAPI's order, so the app's handlers answer them as before: the
+app-wide parameter check, then the key (401/403), then the body (422).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, get_type_hints
+
+from fastapi.dependencies.models import Dependant
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import _effective_route_context_var
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from judge_service.core.api.body import PARSED_BODY, ParsedBodyRoute
+
+Binder = Callable[[Request], Awaitable[Any]]
+
+
+def _dependency_binder(dependant: Dependant) -> Binder:
+    """The dependency as a function of the request: its ``lean`` twin, or itself when the
+    request is all it takes."""
+    call = dependant.call
+    lean = getattr(call, "lean", None)
+    if lean is not None:
+        return lean
+    takes_request_only = call is not None and list(inspect.signature(call).parameters) == [
+        dependant.request_param_name
+    ]
+    if takes_request_only and inspect.iscoroutinefunction(call):
+        return call
+    raise TypeError(f"a lean route cannot bind the dependency {call!r}")
+
+
+def _body_binder(model: type[BaseModel]) -> Callable[[Request], Any]:
+    """The body validated as ``model``; a missing or invalid one raises FastAPI's error."""
+    adapter = TypeAdapter(model)
+
+    def bind(request: Request) -> Any:
+        if PARSED_BODY not in request.scope:  # no JSON body came (the guard refused the rest)
+            raise RequestValidationError(
+                [{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}]
+            )
+        try:
+            return adapter.validate_python(request.scope[PARSED_BODY], from_attributes=True)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            raise RequestValidationError(
+                [{**error, "loc": ("body", *error["loc"])} for error in errors]
+            ) from None
+
+    return bind
+
+
+class Plan:
+    """How one endpoint's arguments are bound: checks first, then each argument."""
+
+    def __init__(self, dependant: Dependant, endpoint: Callable[..., Any]) -> None:
+        unsupported = [
+            kind
+            for kind in ("query_params", "header_params", "cookie_params")
+            if getattr(dependant, kind)
+        ]
+        if unsupported or len(dependant.body_params) > 1:
+            raise TypeError(f"a lean route cannot bind {endpoint.__name__}'s {unsupported}")
+        hints = get_type_hints(endpoint)
+        self.checks: list[Binder] = []  # dependencies the endpoint does not take (app-wide)
+        self.bound: list[tuple[str, Binder]] = []
+        for sub in dependant.dependencies:
+            binder = _dependency_binder(sub)
+            (self.bound.append((sub.name, binder)) if sub.name else self.checks.append(binder))
+        self.paths = [field.name for field in dependant.path_params]
+        for name in self.paths:
+            if hints.get(name) is not str:
+                raise TypeError(f"a lean route binds str path parameters, not {name}")
+        self.body = [(f.name, _body_binder(hints[f.name])) for f in dependant.body_params]
+        self.request = dependant.request_param_name
+        wanted = set(inspect.signature(endpoint).parameters)
+        given = {*(n for n, _ in self.bound), *self.paths, *(n for n, _ in self.body)}
+        if wanted != given | ({self.request} if self.request else set()):
+            raise TypeError(f"a lean route cannot bind all of {endpoint.__name__}'s {wanted}")
+
+    async def arguments(self, request: Request) -> dict[str, Any]:
+        for check in self.checks:
+            await check(request)
+        values: dict[str, Any] = {name: await bind(request) for name, bind in self.bound}
+        for name in self.paths:
+            values[name] = request.path_params[name]
+        for name, bind in self.body:
+            values[name] = bind(request)
+        if self.request:
+            values[self.request] = request
+        return values
+
+
+class LeanRoute(ParsedBodyRoute):
+    """An async route that returns a ``Response`` itself, its arguments bound by a
+    :class:`Plan` instead of FastAPI's dependency solver."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        # A route included in a router or the app is built again for each inclusion, with
+        # the dependencies it inherits (the app-wide ``plain_params``); FastAPI's own
+        # ``APIRoute.get_route_handler`` reads them the same way.
+        included = _effective_route_context_var.get()
+        route = included if included is not None and included.original_route is self else self
+        plan = Plan(route.dependant, self.endpoint)
+        endpoint = self.endpoint
+        if not inspect.iscoroutinefunction(endpoint):
+            raise TypeError(f"a lean route's endpoint is async: {endpoint.__name__}")
+
+        async def handle(request: Request) -> Response:
+            return await endpoint(**await plan.arguments(request))
+
+        return handle
