@@ -201,9 +201,10 @@ def create_app(
             verify_routes,
         )
     ]
+    episode_routes.add_hot_routes(app.router)
     for router in routers:
         app.include_router(router)
-    document_errors(app, routers)
+    document_errors(app, [app.router, *routers])
     return app
 
 
