@@ -25,7 +25,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from judge_service.core.storage.types import AsciiJSON, UTCDateTime, ascii_json, utcnow
-from judge_service.world.tables_episodes import EpisodeRow
+from judge_service.world.tables_episodes import EpisodeRow, EpisodeScriptRow
 
 _WRITERS: dict[str, threading.Lock] = {}
 _WRITERS_LOCK = threading.Lock()
@@ -78,12 +78,11 @@ def create_episode(
         seed=seed,
         status="done" if done else "open",
         version=0,
-        script=script,
         episode=episode,
         created_at=now,
         updated_at=now,
     )
-    session.add(row)
+    session.add_all([row, EpisodeScriptRow(episode_id=row.id, script=script)])
     session.flush()
     return row
 
@@ -104,7 +103,8 @@ Step = namedtuple("Step", STEP)  # type: ignore[misc]
 _BY_ID = TABLE.c.id == bindparam("b_id")
 READ = select(*(TABLE.c[name] for name in COLUMNS)).where(_BY_ID)
 READ_STEP = select(*(TABLE.c[name] for name in STEP)).where(_BY_ID).with_for_update()
-READ_SCRIPT = select(TABLE.c.script).where(_BY_ID)
+_SCRIPTS = EpisodeScriptRow.__table__
+READ_SCRIPT = select(_SCRIPTS.c.script).where(_SCRIPTS.c.episode_id == bindparam("b_id"))
 _STEP = {
     "episode": bindparam("p_episode", type_=Text()),  # the text of :func:`model_text`
     "version": bindparam("p_version"),

@@ -1,8 +1,8 @@
 """The table of episodes: one agent's play of a forge task in a world, stored after every step.
 
-A row holds everything a step needs besides the (cached) world: the script the episode is
-played from (built once at reset, so a step never reads the forge job's traces) and the
-whole mutable episode. ``version`` counts the steps applied: a step writes only where it is
+A row holds the whole mutable episode; the script it is played from (built once at reset, so
+a step never reads the forge job's traces) is a row of ``episode_scripts``, read once per
+process and cached. ``version`` counts the steps applied: a step writes only where it is
 still the version it read, so two concurrent steps of one episode never both land (SQLite
 takes no row locks; PostgreSQL's ``FOR UPDATE`` makes the second wait and then see it).
 """
@@ -45,6 +45,14 @@ class EpisodeRow(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
     #: The :class:`~judge_service.world.episode.Episode` (JSON) after the last step.
     episode: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
-    #: The :class:`~judge_service.world.episode.Script` (JSON), fixed at reset; last in the
-    #: row (the migration's order), as SQLite reads past a large column's overflow pages.
-    script: Mapped[dict[str, Any]] = mapped_column(AsciiJSON(), deferred=True)
+
+
+class EpisodeScriptRow(Base):
+    """The :class:`~judge_service.world.script.Script` (JSON) an episode is played from,
+    fixed at reset. Its own table: a database rewrites a whole row on an update, and a step
+    updates the episode's row (the script is ~20 KB on retail traces)."""
+
+    __tablename__ = "episode_scripts"
+
+    episode_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    script: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
