@@ -8,10 +8,9 @@ action through the engine and stores the episode again, in one transaction, so a
 observation). When the episode ends, its verdict is stored with it first, then it goes
 through the normal reward path as one sample (:mod:`judge_service.world.episode_reward`).
 
-A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): one thread hop
-(:func:`~judge_service.core.api.threads.on_thread`; the model checks hop only for an episode
-whose script names a model), one dependency for the key and its scope, statements on the
-DBAPI cursor, and the answer written by pydantic-core straight to bytes.
+A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): arguments bound
+by a plan (``api.lean``), played at once on SQLite when nothing makes it wait (``play_now``;
+else on a thread), statements on the DBAPI cursor, the answer written by pydantic-core.
 """
 
 from __future__ import annotations
@@ -42,6 +41,7 @@ from judge_service.world.client_models import check_model
 from judge_service.world.client_tools import simulate_calls
 from judge_service.world.client_user import model_user_reply
 from judge_service.world.episode import script_for, start
+from judge_service.world.play_now import play_now
 from judge_service.world.simulate import GivenAnswers
 from judge_service.world.store_episode_play import (
     Stepped,
@@ -161,10 +161,12 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
     the simulated user. Once done (the user or the agent ended it, or ``max_turns``), the
     answer carries the end-state verdict and the scored sample, and ``reward``."""
     state, scope = request.app.state, caller.scope
-    user, simulator = None, None  # a step of an episode without models hops only to play
+    user, simulator = None, None  # played at once when it need not wait (``play_now``)
     if may_need_models(state, episode_id):
         user, simulator = await model_answers(state, episode_id, body, scope)
-    played = await on_thread(play, state, episode_id, body, scope, user, simulator)
+    played = play_now(state, episode_id, body, scope, user, simulator) or await on_thread(
+        play, state, episode_id, body, scope, user, simulator
+    )
     observation = {"messages": played.observation}
     if played.verdict is None:
         return json_answer({"observation": observation, "done": False, "reward": None})
@@ -229,12 +231,10 @@ async def get_episode(episode_id: str, request: Request, caller: TrainerInScope)
 
 
 def add_hot_routes(app_router: APIRouter) -> None:
-    """An episode's step and read, on the app's own router (called before any router is
-    included, so they are tried first).
-
-    Why not on :data:`router`: FastAPI matches a route of an included router through a
-    wrapper that matches it twice and tries every router before it (py-spy: ~1/10 of a
-    step's CPU). Their arguments are bound by a plan (``api.lean``), not FastAPI's solver."""
+    """An episode's step and read on the app's own router, before any router is included.
+    Why: FastAPI matches an included router's route through a wrapper that matches it twice
+    and tries every router before it (py-spy: ~1/10 of a step's CPU). Their arguments are
+    bound by a plan (``api.lean``), not FastAPI's solver."""
     for path, endpoint, method, model, codes in (
         ("/v1/episodes/{episode_id}/step", step, "POST", ew.StepAnswer, (404, 409)),
         ("/v1/episodes/{episode_id}", get_episode, "GET", ew.EpisodeDetail, (404,)),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from sqlalchemy import Connection
+
 from judge_service.access.projects import Scope
 from judge_service.core.errors import Conflict, NotFound
 from judge_service.core.storage.db import get_engine
@@ -53,37 +55,63 @@ def play(
 ) -> Stepped:
     """One step in one transaction: the row locked, the action played, the episode stored
     (with the verdict when it ends)."""
-    cache, url = inputs.caches(state), state.settings.database_url
+    url = state.settings.database_url
     with store.one_writer(url), get_engine(url).begin() as connection:
-        row = visible(store.read_step(connection, episode_id), scope, episode_id)
-        if row.status != "open":
-            raise Conflict(
-                f"episode {episode_id!r} is done: open another with a reset",
-                detail={"id": episode_id, "status": row.status},
-            )
+        return played_in(connection, state, episode_id, body, scope, user, simulator)
+
+
+class NotCached(Exception):
+    """The step's world or script is not in the process's cache (``cached_only``)."""
+
+
+def played_in(
+    connection: Connection,
+    state: Any,
+    episode_id: str,
+    body: ew.EpisodeStep,
+    scope: Scope,
+    user: SimulatedUser | None = None,
+    simulator: ToolSimulator | None = None,
+    *,
+    cached_only: bool = False,
+) -> Stepped:
+    """:func:`play`'s work in ``connection``'s transaction. ``cached_only``: raise
+    :class:`NotCached` rather than read the world or the script (before writing anything)."""
+    cache, url = inputs.caches(state), state.settings.database_url
+    row = visible(store.read_step(connection, episode_id), scope, episode_id)
+    if row.status != "open":
+        raise Conflict(
+            f"episode {episode_id!r} is done: open another with a reset",
+            detail={"id": episode_id, "status": row.status},
+        )
+    if cached_only:
+        world, script = cache.worlds.peek(row.world_id), cache.scripts.peek(episode_id)
+        if world is None or script is None:
+            raise NotCached
+    else:
         world = inputs.loaded_world(cache, url, row.world_id)
         script = cache.scripts.get(
             episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
         )
-        before = Episode.model_validate(row.episode)
-        episode, observation = act(
-            world, script, before, body.action, end=body.end, user=user, simulator=simulator
+    before = Episode.model_validate(row.episode)
+    episode, observation = act(
+        world, script, before, body.action, end=body.end, user=user, simulator=simulator
+    )
+    verdict = finish(world, script, episode).model_dump(mode="json") if episode.done else None
+    stored = store.save_step(
+        connection,
+        episode_id=episode_id,
+        version=row.version,
+        episode=episode,
+        done=episode.done,
+        result=None if verdict is None else {"verdict": verdict, "sample": None},
+    )
+    if not stored:
+        raise Conflict(
+            f"episode {episode_id!r} took another step at the same time: read it "
+            "(GET /v1/episodes/{id}) and step again",
+            detail={"id": episode_id},
         )
-        verdict = finish(world, script, episode).model_dump(mode="json") if episode.done else None
-        stored = store.save_step(
-            connection,
-            episode_id=episode_id,
-            version=row.version,
-            episode=episode,
-            done=episode.done,
-            result=None if verdict is None else {"verdict": verdict, "sample": None},
-        )
-        if not stored:
-            raise Conflict(
-                f"episode {episode_id!r} took another step at the same time: read it "
-                "(GET /v1/episodes/{id}) and step again",
-                detail={"id": episode_id},
-            )
     return Stepped(observation, episode, row, verdict)
 
 

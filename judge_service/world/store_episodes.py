@@ -11,11 +11,8 @@ per-statement context, result and row objects cost ~0.1 ms a statement.
 from __future__ import annotations
 
 import functools
-import threading
 import uuid
 from collections import namedtuple
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pydantic_core
@@ -27,24 +24,8 @@ from sqlalchemy.orm import Session
 from judge_service.core.storage.types import AsciiJSON, UTCDateTime, ascii_json, utcnow
 from judge_service.world.tables_episodes import EpisodeRow, EpisodeScriptRow
 
-_WRITERS: dict[str, threading.Lock] = {}
-_WRITERS_LOCK = threading.Lock()
-
-
-@contextmanager
-def one_writer(url: str) -> Iterator[None]:
-    """On SQLite, this process's episode writes one at a time (PostgreSQL locks rows).
-
-    SQLite has one writer per file. Threads whose transactions want it at once wait in its
-    busy handler, which sleeps (1, 2, 5 ... 100 ms) instead of being woken: 256 episodes
-    stepping together waited a second each. A mutex hands the turn over at once."""
-    if not url.startswith("sqlite"):
-        yield
-        return
-    with _WRITERS_LOCK:
-        lock = _WRITERS.setdefault(url, threading.Lock())
-    with lock:
-        yield
+# the routes take the episode writer from here, with the rest of the episode storage
+from judge_service.world.writers import one_writer as one_writer
 
 
 def count_open(*, session: Session, key_id: str) -> int:

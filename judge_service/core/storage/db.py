@@ -20,13 +20,15 @@ _engines: dict[str, Engine] = {}
 #: Seconds to wait for a PostgreSQL connection (unless the URL sets ``connect_timeout``).
 CONNECT_TIMEOUT_S = 10
 _lock = threading.Lock()
+#: How long a SQLite statement waits for another writer's lock before it fails.
+BUSY_TIMEOUT_MS = 30_000
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     """WAL lets the API read while the embedded executor writes; wait on locks, don't fail."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()

@@ -1,0 +1,86 @@
+"""An episode step played on the event loop's own thread, when nothing would make it wait.
+
+Why: the hop to a thread and back cost about a sixth of a step's CPU (paired runs of
+``bench/episodes.py`` on 2 cores: two context switches and the loop's wake-up), and a step
+on a SQLite file is a few hundred microseconds of CPU once nothing holds the file's write
+lock. It is played at once only when it cannot wait:
+
+- the database is a SQLite file (PostgreSQL's answers come over the network);
+- the episode's script and world are cached (a miss reads them; a model the step needs was
+  asked before, on a thread): otherwise nothing is written;
+- this process's episode writer is free (:func:`~judge_service.world.writers.writer_if_free`),
+  and SQLite's busy timeout is 0 for the transaction: a write lock that another thread or
+  process holds fails it at once, before it wrote anything.
+
+Otherwise :func:`play_now` answers ``None`` and the route plays the step on a thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection
+from sqlalchemy.exc import OperationalError
+
+from judge_service.access.projects import Scope
+from judge_service.core.storage.db import BUSY_TIMEOUT_MS, get_engine
+from judge_service.world import wire_episodes as ew
+from judge_service.world.simulate import ToolSimulator
+from judge_service.world.store_episode_play import NotCached, Stepped, played_in
+from judge_service.world.user import SimulatedUser
+from judge_service.world.writers import writer_if_free
+
+
+@contextmanager
+def _no_waiting(connection: Connection) -> Iterator[None]:
+    """SQLite fails a lock it cannot take at once, until the block ends (set on the driver's
+    connection: through SQLAlchemy, the pragma would begin a transaction)."""
+    sqlite = connection.connection.driver_connection
+    sqlite.execute("PRAGMA busy_timeout=0")
+    try:
+        yield
+    finally:
+        sqlite.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+def _locked(error: OperationalError) -> bool:
+    return "locked" in str(error.orig) or "busy" in str(error.orig)
+
+
+def play_now(
+    state: Any,
+    episode_id: str,
+    body: ew.EpisodeStep,
+    scope: Scope,
+    user: SimulatedUser | None = None,
+    simulator: ToolSimulator | None = None,
+) -> Stepped | None:
+    """:func:`~judge_service.world.store_episode_play.play` here and now, or ``None`` when
+    it would have to wait for anything."""
+    url = state.settings.database_url
+    if not url.startswith("sqlite"):
+        return None
+    with writer_if_free(url) as free:
+        if not free:
+            return None
+        with get_engine(url).connect() as connection, _no_waiting(connection):
+            try:
+                with connection.begin():
+                    return played_in(
+                        connection,
+                        state,
+                        episode_id,
+                        body,
+                        scope,
+                        user,
+                        simulator,
+                        cached_only=True,
+                    )
+            except NotCached:
+                return None
+            except OperationalError as error:
+                if _locked(error):
+                    return None
+                raise
