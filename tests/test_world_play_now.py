@@ -102,7 +102,7 @@ def test_another_connections_write_lock_fails_it_at_once_with_nothing_written(op
         other.execute("ROLLBACK")
         other.close()
     assert _version(url, episode_id) == 0
-    # the connection it used waits for locks again, as every other connection does
+    # only the loop's own connection does not wait: the threaded play waits for the lock
     assert play_now(state, episode_id, body, SCOPE) is not None
     other = sqlite3.connect(sqlite_path(url), isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")

@@ -9,40 +9,26 @@ lock. It is played at once only when it cannot wait:
 - the episode's script and world are cached (a miss reads them; a model the step needs was
   asked before, on a thread): otherwise nothing is written;
 - this process's episode writer is free (:func:`~judge_service.world.writers.writer_if_free`),
-  and SQLite's busy timeout is 0 for the transaction: a write lock that another thread or
-  process holds fails it at once, before it wrote anything.
+  and the step runs on a connection whose busy timeout is 0
+  (:func:`~judge_service.core.storage.db.no_wait_connection`): a write lock that another
+  thread or process holds fails it at once, before it wrote anything.
 
 Otherwise :func:`play_now` answers ``None`` and the route plays the step on a thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Connection
 from sqlalchemy.exc import OperationalError
 
 from judge_service.access.projects import Scope
-from judge_service.core.storage.db import BUSY_TIMEOUT_MS, get_engine
+from judge_service.core.storage.db import no_wait_connection
 from judge_service.world import wire_episodes as ew
 from judge_service.world.simulate import ToolSimulator
 from judge_service.world.store_episode_play import NotCached, Stepped, played_in
 from judge_service.world.user import SimulatedUser
 from judge_service.world.writers import writer_if_free
-
-
-@contextmanager
-def _no_waiting(connection: Connection) -> Iterator[None]:
-    """SQLite fails a lock it cannot take at once, until the block ends (set on the driver's
-    connection: through SQLAlchemy, the pragma would begin a transaction)."""
-    sqlite = connection.connection.driver_connection
-    sqlite.execute("PRAGMA busy_timeout=0")
-    try:
-        yield
-    finally:
-        sqlite.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def _locked(error: OperationalError) -> bool:
@@ -65,22 +51,16 @@ def play_now(
     with writer_if_free(url) as free:
         if not free:
             return None
-        with get_engine(url).connect() as connection, _no_waiting(connection):
-            try:
-                with connection.begin():
-                    return played_in(
-                        connection,
-                        state,
-                        episode_id,
-                        body,
-                        scope,
-                        user,
-                        simulator,
-                        cached_only=True,
-                    )
-            except NotCached:
+        connection = no_wait_connection(url)
+        try:
+            with connection.begin():
+                given = (user, simulator)
+                return played_in(
+                    connection, state, episode_id, body, scope, *given, cached_only=True
+                )
+        except NotCached:
+            return None
+        except OperationalError as error:
+            if _locked(error):
                 return None
-            except OperationalError as error:
-                if _locked(error):
-                    return None
-                raise
+            raise
