@@ -44,9 +44,10 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
 - SQLite reaches a column stored after a large one only through the large one's overflow
   pages: the forge task lookup read ``forge_jobs.project`` past the multi-megabyte
   ``inputs`` (4.5 ms of a reset, profiled), and the world row its ``world``. Resets now
-  read only what comes first; an episode's script is its row's last column.
+  read only what comes first (an episode's script, then its row's last column, now has its
+  own table: below).
 - 256 episodes stepping at once waited in SQLite's busy handler, which sleeps: 123 -> ~200
-  steps/s with a mutex per database file in the process (``store_episodes.one_writer``).
+  steps/s with a mutex per database file in the process (``world.writers.one_writer``).
 - Thread hops: Starlette's ``run_in_threadpool`` (anyio: its limiter, cancel scopes, an
   extra loop turn) cost ~185 us of CPU a hop here, a plain executor's ~80 us, and a step
   took three (the user-model and simulator checks, then the play). Now one
@@ -65,10 +66,29 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
   /healthz 0.69 both; the full run, back to back: 3.28 -> 1.96, 2.95 -> 1.67, 1.92 ->
   1.27 (/healthz 0.74 -> 0.59: the host's noise), 256 at once 158 -> 178 steps/s, 3.15 ->
   2.30 ms CPU a step.
-- Left: the engine is ~2/3 of the step's transaction (a call's record: its entity views
-  and their cleaning; the world's answer and reads); FastAPI's dependency solving and
-  routing ~1/2 and ~1/6 of a step's request stack in-process; uvicorn, h11 and the socket
-  ~0.4 ms of ``GET /healthz``; the three middlewares together ~25-30 us a request.
+- Session 29 (py-spy on ``serve`` during this bench; each change paired against the code
+  before it in the same hour, the ratio to ``/healthz`` compared):
+  - FastAPI's dependency solving was ~1/4 of the service's CPU: the step's and state read's
+    arguments are bound by a plan made when the route is built (``core.api.lean``); the two
+    routes sit on the app's own router, as FastAPI 0.165 matches an included router's route
+    through a wrapper that matched it twice (~1/10); FastAPI's OpenTelemetry check is off.
+  - h11 parsed each request in Python: uvicorn's httptools protocol with the same 431 head
+    bound and head timeout (``core.api.edge``): a minimal app's request 0.235 -> 0.145 ms.
+  - Together: a tool-call step 0.77x and ``/healthz`` 0.79x, paired.
+  - The episode's ~20 KB script sat in the row a step updates, and SQLite rewrites a whole
+    row: scripts have their own table (migration 0016): a user-reply step 2.78 -> 2.52x
+    ``/healthz``.
+  - The hop to a thread and back was about a sixth of a step: on SQLite, a step is played
+    on the loop's thread when nothing would make it wait (``world.play_now``: the world and
+    script cached, the episode writer free, a kept connection whose busy timeout is 0, so a
+    lock held elsewhere fails it at once and the step goes to a thread): 3.15 -> 2.72x, and
+    2.83 -> 2.62x once the connection is kept instead of checked out of the pool each step.
+  - Against the session's start, same hours: a tool-call step 3.14-3.23x -> 2.57-2.71x
+    ``/healthz``, with ``/healthz`` itself ~0.8x.
+- Left: the middleware stack (SecurityHeaders, RequestDeadline, BodyGuard and FastAPI's own
+  ServerError, exception and exit-stack layers: each wraps ``send``) ~1/7 of the CPU; the
+  socket's writes ~1/8; the engine (a call's answer and record, the action's parsing) ~1/7;
+  the step's read, write and commit ~1/5.
 
     .venv/bin/python bench/episodes.py [--goals 80] [--episodes 60] [--concurrent 256]
         [--json]
