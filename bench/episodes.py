@@ -47,7 +47,7 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
   read only what comes first (an episode's script, then its row's last column, now has its
   own table: below).
 - 256 episodes stepping at once waited in SQLite's busy handler, which sleeps: 123 -> ~200
-  steps/s with a mutex per database file in the process (``world.writers.one_writer``).
+  steps/s with a mutex per database file in the process (``world.store_writers.one_writer``).
 - Thread hops: Starlette's ``run_in_threadpool`` (anyio: its limiter, cancel scopes, an
   extra loop turn) cost ~185 us of CPU a hop here, a plain executor's ~80 us, and a step
   took three (the user-model and simulator checks, then the play). Now one
@@ -79,7 +79,7 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
     row: scripts have their own table (migration 0016): a user-reply step 2.78 -> 2.52x
     ``/healthz``.
   - The hop to a thread and back was about a sixth of a step: on SQLite, a step is played
-    on the loop's thread when nothing would make it wait (``world.play_now``: the world and
+    on the loop's thread when nothing would make it wait (``world.store_play_now``: the world and
     script cached, the episode writer free, a kept connection whose busy timeout is 0, so a
     lock held elsewhere fails it at once and the step goes to a thread): 3.15 -> 2.72x, and
     2.83 -> 2.62x once the connection is kept instead of checked out of the pool each step.

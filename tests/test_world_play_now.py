@@ -21,9 +21,9 @@ from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
 from judge_service.world.episode import script_for, start
-from judge_service.world.play_now import play_now
 from judge_service.world.store_episode_play import play
-from judge_service.world.writers import one_writer
+from judge_service.world.store_play_now import play_now
+from judge_service.world.store_writers import one_writer
 from tests.test_world_episode import _policy, library  # noqa: F401  (the module's fixture)
 
 SCOPE = scope_of(None, None)

@@ -41,7 +41,6 @@ from judge_service.world.client_models import check_model
 from judge_service.world.client_tools import simulate_calls
 from judge_service.world.client_user import model_user_reply
 from judge_service.world.episode import script_for, start
-from judge_service.world.play_now import play_now
 from judge_service.world.simulate import GivenAnswers
 from judge_service.world.store_episode_play import (
     Stepped,
@@ -51,6 +50,7 @@ from judge_service.world.store_episode_play import (
     play,
     user_turn_inputs,
 )
+from judge_service.world.store_play_now import play_now
 from judge_service.world.user_model import GivenUser
 from judge_service.world.web_episode_reward import score_episode
 
@@ -231,10 +231,9 @@ async def get_episode(episode_id: str, request: Request, caller: TrainerInScope)
 
 
 def add_hot_routes(app_router: APIRouter) -> None:
-    """An episode's step and read on the app's own router, before any router is included.
-    Why: FastAPI matches an included router's route through a wrapper that matches it twice
-    and tries every router before it (py-spy: ~1/10 of a step's CPU). Their arguments are
-    bound by a plan (``api.lean``), not FastAPI's solver."""
+    """An episode's step and read on the app's own router, before any router is included:
+    FastAPI matches an included router's route through a wrapper that matches it twice and
+    tries every router before it (~1/10 of a step's CPU). Arguments bound by ``api.lean``."""
     for path, endpoint, method, model, codes in (
         ("/v1/episodes/{episode_id}/step", step, "POST", ew.StepAnswer, (404, 409)),
         ("/v1/episodes/{episode_id}", get_episode, "GET", ew.EpisodeDetail, (404,)),

@@ -22,10 +22,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from judge_service.core.storage.types import AsciiJSON, UTCDateTime, ascii_json, utcnow
-from judge_service.world.tables_episodes import EpisodeRow, EpisodeScriptRow
 
 # the routes take the episode writer from here, with the rest of the episode storage
-from judge_service.world.writers import one_writer as one_writer
+from judge_service.world.store_writers import one_writer as one_writer
+from judge_service.world.tables_episodes import EpisodeRow, EpisodeScriptRow
 
 
 def count_open(*, session: Session, key_id: str) -> int:

@@ -50,7 +50,7 @@ class EpisodeRow(Base):
 class EpisodeScriptRow(Base):
     """The :class:`~judge_service.world.script.Script` (JSON) an episode is played from,
     fixed at reset. Its own table: a database rewrites a whole row on an update, and a step
-    updates the episode's row (the script is ~20 KB on retail traces)."""
+    updates the episode's row (a script of ~15 tools and a long system prompt is ~20 KB)."""
 
     __tablename__ = "episode_scripts"
 

@@ -8,7 +8,7 @@ lock. It is played at once only when it cannot wait:
 - the database is a SQLite file (PostgreSQL's answers come over the network);
 - the episode's script and world are cached (a miss reads them; a model the step needs was
   asked before, on a thread): otherwise nothing is written;
-- this process's episode writer is free (:func:`~judge_service.world.writers.writer_if_free`),
+- this process's episode writer is free (:func:`~judge_service.world.store_writers.writer_if_free`),
   and the step runs on a connection whose busy timeout is 0
   (:func:`~judge_service.core.storage.db.no_wait_connection`): a write lock that another
   thread or process holds fails it at once, before it wrote anything.
@@ -27,8 +27,8 @@ from judge_service.core.storage.db import no_wait_connection
 from judge_service.world import wire_episodes as ew
 from judge_service.world.simulate import ToolSimulator
 from judge_service.world.store_episode_play import NotCached, Stepped, played_in
+from judge_service.world.store_writers import writer_if_free
 from judge_service.world.user import SimulatedUser
-from judge_service.world.writers import writer_if_free
 
 
 def _locked(error: OperationalError) -> bool:
