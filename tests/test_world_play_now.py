@@ -21,7 +21,7 @@ from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
 from judge_service.world.episode import script_for, start
-from judge_service.world.store_episode_play import play
+from judge_service.world.store_episode_play import Move, play
 from judge_service.world.store_play_now import play_now
 from judge_service.world.store_writers import one_writer
 from tests.test_world_episode import _policy, library  # noqa: F401  (the module's fixture)
@@ -73,20 +73,20 @@ def opened(library, sqlite_url):  # noqa: F811
 
 def test_a_step_that_need_not_wait_is_played_and_stored(opened):
     url, state, episode_id, body = opened
-    stepped = play_now(state, episode_id, body, SCOPE)
+    stepped = play_now(state, Move(episode_id, body, SCOPE))
     assert stepped is not None and stepped.observation
     assert _version(url, episode_id) == 1
     # the same step again is the next one: it was stored, not only answered
-    again = play_now(state, episode_id, body, SCOPE)
+    again = play_now(state, Move(episode_id, body, SCOPE))
     assert again is not None and _version(url, episode_id) == 2
 
 
 def test_a_held_episode_writer_leaves_the_step_to_a_thread(opened):
     url, state, episode_id, body = opened
     with one_writer(url):
-        assert play_now(state, episode_id, body, SCOPE) is None
+        assert play_now(state, Move(episode_id, body, SCOPE)) is None
     assert _version(url, episode_id) == 0
-    assert play(state, episode_id, body, SCOPE).observation
+    assert play(state, Move(episode_id, body, SCOPE)).observation
     assert _version(url, episode_id) == 1
 
 
@@ -96,21 +96,21 @@ def test_another_connections_write_lock_fails_it_at_once_with_nothing_written(op
     other.execute("BEGIN IMMEDIATE")  # SQLite's write lock, as another process would hold it
     try:
         started = time.monotonic()
-        assert play_now(state, episode_id, body, SCOPE) is None
+        assert play_now(state, Move(episode_id, body, SCOPE)) is None
         assert time.monotonic() - started < 5  # not the 30 s busy timeout
     finally:
         other.execute("ROLLBACK")
         other.close()
     assert _version(url, episode_id) == 0
     # only the loop's own connection does not wait: the threaded play waits for the lock
-    assert play_now(state, episode_id, body, SCOPE) is not None
+    assert play_now(state, Move(episode_id, body, SCOPE)) is not None
     other = sqlite3.connect(sqlite_path(url), isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")
     released = threading.Timer(0.5, lambda: (other.execute("ROLLBACK"), other.close()))
     released.start()
     try:
         started = time.monotonic()
-        assert play(state, episode_id, body, SCOPE).observation  # waits for the lock
+        assert play(state, Move(episode_id, body, SCOPE)).observation  # waits for the lock
         assert time.monotonic() - started >= 0.4
     finally:
         released.join()
@@ -121,10 +121,10 @@ def test_another_connections_write_lock_fails_it_at_once_with_nothing_written(op
 def test_what_is_not_cached_leaves_the_step_to_a_thread(opened, forget):
     url, state, episode_id, body = opened
     setattr(inputs.caches(state), forget, type(getattr(inputs.caches(state), forget))(4))
-    assert play_now(state, episode_id, body, SCOPE) is None
+    assert play_now(state, Move(episode_id, body, SCOPE)) is None
     assert _version(url, episode_id) == 0
 
 
 def test_postgresql_steps_go_to_a_thread():
     state = SimpleNamespace(settings=SimpleNamespace(database_url="postgresql+psycopg://x/y"))
-    assert play_now(state, "e1", ew.EpisodeStep(action={}), SCOPE) is None
+    assert play_now(state, Move("e1", ew.EpisodeStep(action={}), SCOPE)) is None

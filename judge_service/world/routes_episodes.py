@@ -43,6 +43,7 @@ from judge_service.world.client_user import model_user_reply
 from judge_service.world.episode import script_for, start
 from judge_service.world.simulate import GivenAnswers
 from judge_service.world.store_episode_play import (
+    Move,
     Stepped,
     calls_to_simulate,
     detail,
@@ -164,9 +165,8 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
     user, simulator = None, None  # played at once when it need not wait (``play_now``)
     if may_need_models(state, episode_id):
         user, simulator = await model_answers(state, episode_id, body, scope)
-    played = play_now(state, episode_id, body, scope, user, simulator) or await on_thread(
-        play, state, episode_id, body, scope, user, simulator
-    )
+    move = Move(episode_id, body, scope, user, simulator)
+    played = play_now(state, move) or await on_thread(play, state, move)
     observation = {"messages": played.observation}
     if played.verdict is None:
         return json_answer({"observation": observation, "done": False, "reward": None})

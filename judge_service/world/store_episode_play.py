@@ -45,19 +45,24 @@ def visible(row: RowT | None, scope: Scope, episode_id: str) -> RowT:
     return row
 
 
-def play(
-    state: Any,
-    episode_id: str,
-    body: ew.EpisodeStep,
-    scope: Scope,
-    user: SimulatedUser | None = None,
-    simulator: ToolSimulator | None = None,
-) -> Stepped:
+@dataclass(frozen=True)
+class Move:
+    """A step to play: the episode, the agent's action, the caller's scope, and the answers
+    of the models the step needs (asked before its transaction)."""
+
+    episode_id: str
+    body: ew.EpisodeStep
+    scope: Scope
+    user: SimulatedUser | None = None
+    simulator: ToolSimulator | None = None
+
+
+def play(state: Any, move: Move) -> Stepped:
     """One step in one transaction: the row locked, the action played, the episode stored
     (with the verdict when it ends)."""
     url = state.settings.database_url
     with store.one_writer(url), get_engine(url).begin() as connection:
-        return played_in(connection, state, episode_id, body, scope, user, simulator)
+        return played_in(connection, state, move)
 
 
 class NotCached(Exception):
@@ -65,20 +70,13 @@ class NotCached(Exception):
 
 
 def played_in(
-    connection: Connection,
-    state: Any,
-    episode_id: str,
-    body: ew.EpisodeStep,
-    scope: Scope,
-    user: SimulatedUser | None = None,
-    simulator: ToolSimulator | None = None,
-    *,
-    cached_only: bool = False,
+    connection: Connection, state: Any, move: Move, *, cached_only: bool = False
 ) -> Stepped:
     """:func:`play`'s work in ``connection``'s transaction. ``cached_only``: raise
     :class:`NotCached` rather than read the world or the script (before writing anything)."""
+    episode_id = move.episode_id
     cache, url = inputs.caches(state), state.settings.database_url
-    row = visible(store.read_step(connection, episode_id), scope, episode_id)
+    row = visible(store.read_step(connection, episode_id), move.scope, episode_id)
     if row.status != "open":
         raise Conflict(
             f"episode {episode_id!r} is done: open another with a reset",
@@ -95,7 +93,13 @@ def played_in(
         )
     before = Episode.model_validate(row.episode)
     episode, observation = act(
-        world, script, before, body.action, end=body.end, user=user, simulator=simulator
+        world,
+        script,
+        before,
+        move.body.action,
+        end=move.body.end,
+        user=move.user,
+        simulator=move.simulator,
     )
     verdict = finish(world, script, episode).model_dump(mode="json") if episode.done else None
     stored = store.save_step(

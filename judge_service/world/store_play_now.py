@@ -22,27 +22,16 @@ from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
-from judge_service.access.projects import Scope
 from judge_service.core.storage.db import no_wait_connection
-from judge_service.world import wire_episodes as ew
-from judge_service.world.simulate import ToolSimulator
-from judge_service.world.store_episode_play import NotCached, Stepped, played_in
+from judge_service.world.store_episode_play import Move, NotCached, Stepped, played_in
 from judge_service.world.store_writers import writer_if_free
-from judge_service.world.user import SimulatedUser
 
 
 def _locked(error: OperationalError) -> bool:
     return "locked" in str(error.orig) or "busy" in str(error.orig)
 
 
-def play_now(
-    state: Any,
-    episode_id: str,
-    body: ew.EpisodeStep,
-    scope: Scope,
-    user: SimulatedUser | None = None,
-    simulator: ToolSimulator | None = None,
-) -> Stepped | None:
+def play_now(state: Any, move: Move) -> Stepped | None:
     """:func:`~judge_service.world.store_episode_play.play` here and now, or ``None`` when
     it would have to wait for anything."""
     url = state.settings.database_url
@@ -54,10 +43,7 @@ def play_now(
         connection = no_wait_connection(url)
         try:
             with connection.begin():
-                given = (user, simulator)
-                return played_in(
-                    connection, state, episode_id, body, scope, *given, cached_only=True
-                )
+                return played_in(connection, state, move, cached_only=True)
         except NotCached:
             return None
         except OperationalError as error:
