@@ -70,10 +70,7 @@ def get_engine(url: str) -> Engine:
                     # database file" on connect, which callers know as an outage
                     with contextlib.suppress(OSError):
                         path.parent.mkdir(parents=True, exist_ok=True)
-                engine = create_engine(
-                    url, connect_args={"check_same_thread": False, "timeout": 30}
-                )
-                event.listen(engine, "connect", _sqlite_pragmas)
+                engine = _sqlite_engine(url, BUSY_TIMEOUT_MS)
             else:
                 # pre-ping: connections pooled before an outage are replaced, not used, once
                 # the server is back; a bounded connect keeps a black-holed host from
@@ -94,19 +91,27 @@ def get_engine(url: str) -> Engine:
         return engine
 
 
+def _sqlite_engine(url: str, busy_timeout_ms: int) -> Engine:
+    """An engine on a SQLite file, its connections set up by :func:`_sqlite_pragmas`."""
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000}
+    )
+    pragmas = functools.partial(_sqlite_pragmas, busy_timeout_ms=busy_timeout_ms)
+    event.listen(engine, "connect", pragmas)
+    return engine
+
+
 def no_wait_connection(url: str) -> Connection:
     """A connection to the SQLite file ``url``, kept open, whose statements fail at once on
     a lock that another connection holds (busy timeout 0) instead of waiting for it.
 
-    For one thread that must never wait, the event loop's (``world.store_play_now``), used under a
-    mutex. Why not a pooled connection: checking one out and in, and setting its busy
-    timeout there and back, cost ~0.1 ms of an episode step of ~1 ms."""
+    For one thread that must never wait, the event loop's (``world.store_play_now``), used
+    under a mutex. Why not a pooled connection: checking one out and in, and setting its
+    busy timeout there and back, cost ~0.1 ms of an episode step of ~1 ms."""
     with _lock:
         connection = _no_wait.get(url)
         if connection is None or connection.closed or connection.invalidated:
-            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 0})
-            event.listen(engine, "connect", functools.partial(_sqlite_pragmas, busy_timeout_ms=0))
-            connection = _no_wait[url] = engine.connect()
+            connection = _no_wait[url] = _sqlite_engine(url, busy_timeout_ms=0).connect()
         return connection
 
 
