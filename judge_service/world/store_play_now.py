@@ -23,12 +23,9 @@ from typing import Any
 from sqlalchemy.exc import OperationalError
 
 from judge_service.core.storage.db import no_wait_connection
+from judge_service.core.storage.outage import find_outage
 from judge_service.world.store_episode_play import Move, NotCached, Stepped, played_in
 from judge_service.world.store_writers import writer_if_free
-
-
-def _locked(error: OperationalError) -> bool:
-    return "locked" in str(error.orig) or "busy" in str(error.orig)
 
 
 def play_now(state: Any, move: Move) -> Stepped | None:
@@ -47,6 +44,7 @@ def play_now(state: Any, move: Move) -> Stepped | None:
         except NotCached:
             return None
         except OperationalError as error:
-            if _locked(error):
+            outage = find_outage(error)
+            if outage is not None and outage.reason == "database is locked":
                 return None
             raise
