@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -167,6 +167,18 @@ def postgres_database(admin_url: str, prefix: str, template: str | None = None) 
         dispose_engines()
         with psycopg.connect(admin_url, autocommit=True) as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def database_at(request: Any, revision: str) -> str:
+    """A new database of the fixture's parameter's kind (``"sqlite"`` or ``"postgresql"``),
+    its schema at ``revision``: where a migration's test starts."""
+    from judge_service.core.settings import get_settings
+    from judge_service.core.storage.db import upgrade
+
+    name = "sqlite_url" if request.param == "sqlite" else "postgres_url"
+    url = get_settings(database_url=request.getfixturevalue(name)).database_url
+    upgrade(url, revision)
+    return url
 
 
 def free_port() -> int:

@@ -9,9 +9,9 @@ import pytest
 from alembic import command
 from sqlalchemy import create_engine, inspect, text
 
-from judge_service.core.settings import get_settings
 from judge_service.core.storage.db import alembic_config, dispose_engines, get_engine, upgrade
 from judge_service.world import store_episodes
+from tests.helpers import database_at
 
 NOW = "2026-12-04 12:00:00+00:00"
 SCRIPT = {"task_id": "t1", "system": "Be kind. ✓ 𝄞", "tools": [{"name": "find"}]}
@@ -20,10 +20,7 @@ SCRIPT = {"task_id": "t1", "system": "Be kind. ✓ 𝄞", "tools": [{"name": "fi
 @pytest.fixture(params=["sqlite", "postgresql"])
 def old_url(request: pytest.FixtureRequest) -> str:
     """A database at 0015 (scripts in the episodes row), on each real database."""
-    name = "sqlite_url" if request.param == "sqlite" else "postgres_url"
-    url = get_settings(database_url=request.getfixturevalue(name)).database_url
-    upgrade(url, "0015")
-    return url
+    return database_at(request, "0015")
 
 
 def _columns(url: str, table: str) -> set[str]:

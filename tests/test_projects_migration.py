@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from judge_service.core.settings import get_settings
 from judge_service.core.storage.db import dispose_engines, upgrade
+from tests.helpers import database_at
 
 NOW = "2026-11-30 12:00:00+00:00"
 
@@ -18,10 +18,7 @@ NOW = "2026-11-30 12:00:00+00:00"
 @pytest.fixture(params=["sqlite", "postgresql"])
 def old_url(request: pytest.FixtureRequest) -> str:
     """A database at 0006 (before projects), on each real database."""
-    name = "sqlite_url" if request.param == "sqlite" else "postgres_url"
-    url = get_settings(database_url=request.getfixturevalue(name)).database_url
-    upgrade(url, "0006")
-    return url
+    return database_at(request, "0006")
 
 
 def _insert_old_rows(url: str) -> None:
