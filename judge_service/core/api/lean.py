@@ -82,8 +82,8 @@ class Plan:
             kind
             for kind in ("query_params", "header_params", "cookie_params")
             if getattr(dependant, kind)
-        ]
-        if unsupported or len(dependant.body_params) > 1:
+        ] + (["more than one body_params"] if len(dependant.body_params) > 1 else [])
+        if unsupported:
             raise TypeError(f"a lean route cannot bind {endpoint.__name__}'s {unsupported}")
         hints = get_type_hints(endpoint)
         self.checks: list[Binder] = []  # dependencies the endpoint does not take (app-wide)
