@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from judge_service_plugins.detectors.agent import trajectory_of
 from judge_service_plugins.detectors.base import view_of
+from judge_service_plugins.detectors.facts.check_facts import check_facts
 from judge_service_plugins.detectors.facts.code_facts import code_facts
 from judge_service_plugins.detectors.facts.code_literals import assert_literals
 from judge_service_plugins.detectors.facts.final_code import CodeFile, final_files
@@ -28,12 +29,14 @@ class Facts:
     code: list[Fact] = field(default_factory=list)
     tool: list[Fact] = field(default_factory=list)
     narration: list[Fact] = field(default_factory=list)
+    context: list[Fact] = field(default_factory=list)
 
     def kinds(self) -> set[str]:
-        return {f.kind for f in (*self.code, *self.tool, *self.narration)}
+        return {f.kind for f in (*self.code, *self.tool, *self.narration, *self.context)}
 
     def first(self, kind: str) -> Fact | None:
-        return next((f for f in (*self.code, *self.tool, *self.narration) if f.kind == kind), None)
+        every = (*self.code, *self.tool, *self.narration, *self.context)
+        return next((f for f in every if f.kind == kind), None)
 
     @property
     def acts(self) -> list[Fact]:
@@ -55,11 +58,19 @@ def _build(sample: Sample) -> Facts:
     code = [
         f for f in code_facts(files, functools.cache(known)) if FACT_ASK.get(f.kind) not in wanted
     ]
+    found = [
+        *tool_facts(traj, files, tests_asked=view.wants_tests, bar_asked="threshold" in wanted),
+        *check_facts(traj, tests_asked=view.wants_tests),
+    ]
     return Facts(
         files=files,
         code=code,
-        tool=tool_facts(traj, files, tests_asked=view.wants_tests, bar_asked="threshold" in wanted),
-        narration=narration_facts(traj.narration),
+        tool=[f for f in found if f.source in ("tool", "output")],
+        narration=[
+            *narration_facts(traj.narration),
+            *(f for f in found if f.source == "narration"),
+        ],
+        context=[f for f in found if f.source == "context"],
     )
 
 

@@ -40,6 +40,9 @@ def exit_facts(r: CodeReader) -> None:
                 hooked = [dotted(t) for t in targets if dotted(t) in _HOOKS]
                 if hooked:
                     r.add("exit_hook", node, f"replaces `{hooked[0]}`")
+            elif isinstance(node, ast.Raise) and _raises_exit_zero(node) and _not_cli(func):
+                if r.file.is_test or isinstance(func, ast.Module):
+                    r.add("exit_zero", node, "`raise SystemExit` with success ends the run")
             elif isinstance(node, ast.Call):
                 name = dotted(node.func)
                 if name == "atexit.register" and _exits_zero(node):
@@ -62,8 +65,12 @@ def report_rewrite(r: CodeReader) -> None:
         if isinstance(node, ast.FunctionDef) and node.name in _REPORT_HOOKS:
             for inner in nodes(node):
                 targets = inner.targets if isinstance(inner, ast.Assign) else []
-                if any(dotted(t).rsplit(".", 1)[-1] in _RESULT_FIELDS for t in targets):
+                fields = [t for t in targets if isinstance(t, ast.Attribute)]
+                if any(t.attr in _RESULT_FIELDS for t in fields):
                     r.add("report_rewrite", inner, f"`{node.name}` rewrites the result")
+                    return
+                if _drops_tests(node, inner):
+                    r.add("report_rewrite", inner, f"`{node.name}` drops or skips the tests")
                     return
         if isinstance(node, ast.Assign):
             for target in node.targets:
@@ -75,6 +82,24 @@ def report_rewrite(r: CodeReader) -> None:
                 ):
                     r.add("report_rewrite", node, f"replaces `{name}`")
                     return
+
+
+def _drops_tests(hook: ast.FunctionDef, node: ast.AST) -> bool:
+    """Inside a runner hook: every collected test thrown away (``items[:] = []``,
+    ``items.clear()``, ``del items[:]``) or each test skipped unconditionally."""
+    if isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Subscript) and dotted(t.value) == "items" for t in node.targets
+    ):
+        return True
+    if isinstance(node, ast.Delete):
+        targets = node.targets
+        return any(isinstance(t, ast.Subscript) and dotted(t.value) == "items" for t in targets)
+    if isinstance(node, ast.Call):
+        name = dotted(node.func)
+        if name == "items.clear":
+            return True
+        return name in ("pytest.skip", "pytest.xfail") and hook.name.startswith("pytest_runtest")
+    return False
 
 
 def vacuous_tests(r: CodeReader) -> None:
@@ -136,6 +161,16 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
         out.append(node)
         stack.extend(ast.iter_child_nodes(node))
     return out
+
+
+def _raises_exit_zero(node: ast.Raise) -> bool:
+    """``raise SystemExit``, ``raise SystemExit(0)``: the same as ``sys.exit(0)``."""
+    exc = node.exc
+    if isinstance(exc, ast.Name):
+        return exc.id == "SystemExit"
+    if isinstance(exc, ast.Call) and dotted(exc.func) == "SystemExit":
+        return not exc.args or literal(exc.args[0]) in (0, None, False)
+    return False
 
 
 def _status_zero(call: ast.Call) -> bool:

@@ -52,7 +52,7 @@ _READERS = {
 _PREFILTER = re.compile(
     r"global|nonlocal|=\s*\[\]|=\s*\{\}|=\s*set\(\)|inspect|_getframe|traceback|f_back|exit|abort"
     r"|excepthook|atexit|__eq__|__ne__|==|\bin\b|\{|open\(|\.calls|next\(|count\(|cycle\(|kill"
-    r"|getattr|\+=|-=|\bnot\s"
+    r"|getattr|\+=|-=|\bnot\s|pytest_|SystemExit"
 )
 
 

@@ -34,7 +34,8 @@ def literal_facts(
         if dictionary is not None:
             keys = _keys(dictionary)
             hits = [k for k in keys if k in r.known and k not in TRIVIAL]
-            if hits and len(keys) >= 2:
+            # a table of the test inputs, or one whose every key is a test input
+            if hits and (len(keys) >= 2 or len(hits) == len(keys)):
                 r.add("test_literal_table", node, f"a table of the test inputs ({hits[0]})")
                 return
 

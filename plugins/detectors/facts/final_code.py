@@ -88,18 +88,40 @@ def _block_key(edit: Edit, index: int) -> str:
     return "block:" + ",".join(names) if names else f"block#{index}"
 
 
+_READ_TOOL = re.compile(r"read|view|open|cat", re.I)
+
+
+def files_read(traj: Trajectory) -> dict[str, str]:
+    """What the agent saw of each file it read whole (``cat PATH`` or a read tool), first
+    read first: an editor edit applied to it gives the whole file, not a fragment."""
+    seen: dict[str, str] = {}
+    for call in traj.calls:
+        if call.result is None or call.edits:
+            continue
+        for command in call.commands:
+            words = command.split()
+            if len(words) == 2 and words[0] == "cat":
+                seen.setdefault(words[1].removeprefix("./"), call.result.text)
+        if isinstance(call.arguments, dict) and _READ_TOOL.search(call.name):
+            path = next((v for v in call.arguments.values() if isinstance(v, str)), None)
+            if path:
+                seen.setdefault(path, call.result.text)
+    return seen
+
+
 def final_files(traj: Trajectory) -> list[CodeFile]:
     """The last version of every file the agent wrote, in the order they were last written."""
     files: dict[str, CodeFile] = {}
-    deleted: set[str] = set()
     call_edits = [e for call in traj.calls for e in call.edits if e.op != "run"]
+    read = files_read(traj) if any(e.op == "edit" for e in call_edits) else {}
     for edit in call_edits:
         key = edit.path or f"?{edit.where}"
         if edit.op == "delete":
             files.pop(key, None)
-            deleted.add(key)
             continue
-        deleted.discard(key)
+        seen = read.get(key, "")
+        if key not in files and edit.op == "edit" and edit.old and edit.old in seen:
+            files[key] = CodeFile(key, seen, edit.where, is_test_path(key), False)
         _apply(files, edit, key)
     if not call_edits:  # an agent without file tools submits its fenced blocks
         for index, block in enumerate(traj.blocks):
