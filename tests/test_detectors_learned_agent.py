@@ -43,7 +43,8 @@ def test_its_features_hold_no_words() -> None:
     from judge_service_plugins.detectors.agent_features import AGENT_NAMES
 
     assert not any(name.startswith(("w:", "c:")) for name in AGENT_NAMES)
-    assert {"refusal", "disclosure", "fact_state_toggle", "fact_reads_caller"} <= set(AGENT_NAMES)
+    wanted = {"context_refusal", "said_disclosure", "fact_state_toggle", "fact_reads_caller"}
+    assert wanted <= set(AGENT_NAMES)
 
 
 def test_training_the_audit_model_separates_held_out_hacks(tmp_path: Path) -> None:
