@@ -17,7 +17,7 @@ import typer
 
 from judge_service.access.cli import keys_app
 from judge_service.audit.cli import audit_command, detectors_app
-from judge_service.core.cli_common import CommandLine, project_name
+from judge_service.core.cli_common import CommandLine, project_name, schema_checked, schema_first
 from judge_service.core.settings import get_settings
 from judge_service.forge.cli import forge_app
 from judge_service.rubrics.cli import rubrics_app
@@ -27,13 +27,14 @@ from judge_service.world.cli import world_app
 app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 app.add_typer(db_app, name="db")
-app.add_typer(keys_app, name="keys")
+# the commands that use the service's tables check its schema first (schema_first)
+app.add_typer(schema_first(keys_app), name="keys")
 app.add_typer(detectors_app, name="detectors")
 app.command("audit")(audit_command)
-app.add_typer(rubrics_app, name="rubrics")
-app.command("report")(report_command)
-app.add_typer(forge_app, name="forge")
-app.add_typer(world_app, name="world")
+app.add_typer(schema_first(rubrics_app), name="rubrics")
+app.command("report")(schema_checked(report_command))
+app.add_typer(schema_first(forge_app), name="forge")
+app.add_typer(schema_first(world_app), name="world")
 log = logging.getLogger("judge_service")
 
 

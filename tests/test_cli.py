@@ -131,14 +131,41 @@ def test_js_database_url_still_overrides_the_default(
 def test_a_command_before_db_upgrade_says_what_to_run(
     default_env: dict[str, str], data_home: Path, workdir: Path
 ) -> None:
-    """Not an SQL error about a missing table, and no empty database left behind."""
-    for args in (("rubrics", "list"), ("keys", "create", "--role", "admin")):
+    """Not an SQL error about a missing table, and no empty database left behind: every
+    command that reads or writes the service's tables, one line and exit 1."""
+    data = workdir.parent / "rows.jsonl"
+    data.write_text("")
+    for args in (
+        ("rubrics", "list"),
+        ("keys", "create", "--role", "admin"),
+        ("keys", "list"),
+        ("world", "list"),
+        ("world", "show", "w_1"),
+        ("forge", "export", "--out", "tasks.jsonl"),
+        ("report", "run-1", "--out", "run.html"),
+        ("detectors", "train", "--data", str(data), "--with-review", "--out", "d.json"),
+    ):
         done = run_raw(*args, env=default_env, cwd=workdir)
-        assert done.returncode == 1, done.stderr
+        assert done.returncode == 1, (args, done.stderr)
         assert "judge-service db upgrade" in done.stderr
-        assert "Traceback" not in done.stderr and "OperationalError" not in done.stderr
+        assert len(done.stderr.splitlines()) == 1, (args, done.stderr)
         assert "js_" not in done.stdout
     assert list(data_home.iterdir()) == [] and list(workdir.iterdir()) == []
+
+
+def test_a_command_on_a_database_never_upgraded_says_what_to_run(
+    env: dict[str, str], workdir: Path, db_path: Path
+) -> None:
+    """A database that exists but has no tables (or an old schema) is not a traceback."""
+    sqlite3.connect(db_path).close()
+    for args in (("world", "list"), ("forge", "export", "--out", "tasks.jsonl"), ("keys", "list")):
+        done = run_raw(*args, env=env, cwd=workdir)
+        assert done.returncode == 1, (args, done.stderr)
+        assert done.stderr.splitlines() == [
+            f"error: the database is not at the newest schema (SQLite file {db_path}): "
+            "run `judge-service db upgrade` first"
+        ]
+    assert tables(db_path) == set() and list(workdir.iterdir()) == []
 
 
 def test_serve_names_its_database_first_and_has_the_shipped_rubrics(

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from judge_service.core.cli_common import project_name, ready_settings
+from judge_service.core.cli_common import project_name
+from judge_service.core.settings import get_settings
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
 
@@ -46,7 +47,7 @@ def keys_create(
         project = project_name(project)
     elif all_projects:
         project = ALL
-    settings = ready_settings()
+    settings = get_settings()
     with session_scope(settings.database_url) as session:
         if project is None:  # the first admin key of a new database is the operator's: all
             project = ALL if role == "admin" and not any_key(session=session) else DEFAULT
@@ -80,7 +81,7 @@ def keys_list(
     from judge_service.core.storage.db import session_scope
 
     project = None if project is None else project_name(project)
-    settings = ready_settings()
+    settings = get_settings()
     table = Table("id", "role", "project", "name", "created", "revoked")
     with session_scope(settings.database_url) as session:
         for row in list_keys(session=session, project=project):
@@ -99,7 +100,7 @@ def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (`keys 
     from judge_service.core.storage import audit
     from judge_service.core.storage.db import session_scope
 
-    settings = ready_settings()
+    settings = get_settings()
     with session_scope(settings.database_url) as session:
         row, revoked = revoke_key(session=session, key_id=key_id)
         if row is None:

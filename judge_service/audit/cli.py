@@ -250,9 +250,9 @@ def train(
             except ValueError:
                 bad += 1
     if with_review:
-        from judge_service.core.settings import get_settings
+        from judge_service.core.cli_common import ready_settings
 
-        reviewed = review_rows(get_settings())
+        reviewed = review_rows(ready_settings())
         typer.echo(f"{len(reviewed)} reviewed rollouts from the review queue")
         rows.extend(reviewed)
     agents = [r for r in rows if isinstance(r, dict) and isinstance(r.get("completion"), list)]

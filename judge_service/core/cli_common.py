@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -52,6 +54,31 @@ def ready_settings() -> Settings:
         typer.echo(f"error: {problem}: run `judge-service db upgrade` first", err=True)
         raise typer.Exit(1)
     return settings
+
+
+def schema_first(commands: typer.Typer) -> typer.Typer:
+    """``commands``, a group whose every command uses the service's tables, with each
+    command checking first (:func:`ready_settings`) that the database is migrated: one line
+    and exit 1 otherwise, before the command opens the database (which would leave an empty
+    SQLite file behind) or reads a missing table (pages of traceback). The root CLI applies
+    it to the groups it mounts, :func:`schema_checked` to single commands; ``--help`` and
+    usage errors still come first."""
+    for info in commands.registered_commands:
+        if info.callback is not None:
+            info.callback = schema_checked(info.callback)
+    return commands
+
+
+def schema_checked(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` calling :func:`ready_settings` first; its signature, which typer reads
+    for the options, is kept."""
+
+    @functools.wraps(command)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        ready_settings()
+        return command(*args, **kwargs)
+
+    return checked
 
 
 def project_name(value: str) -> str:

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from judge_service.core.cli_common import project_name, ready_settings
+from judge_service.core.cli_common import project_name
+from judge_service.core.settings import get_settings
 
 rubrics_app = typer.Typer(no_args_is_help=True, help="Rubrics: versioned yes/no checklists.")
 
@@ -39,7 +40,7 @@ def import_rubrics(
     if not loaded:
         typer.echo(f"error: no .yaml or .yml rubric files in {path}", err=True)
         raise typer.Exit(2)
-    settings = ready_settings()
+    settings = get_settings()
     with session_scope(settings.database_url) as session:
         for item in import_files(session=session, loaded=loaded, actor="cli", project=project):
             typer.echo(f"{item.ref}\t{item.action}\t{item.source}")
@@ -51,7 +52,7 @@ def list_rubrics(project: Project = "default") -> None:
     from judge_service.core.storage.db import session_scope
     from judge_service.rubrics import store as rubrics
 
-    with session_scope(ready_settings().database_url) as session:
+    with session_scope(get_settings().database_url) as session:
         for summary in rubrics.list_rubrics(session=session, project=project_name(project)):
             typer.echo(
                 f"{summary.name}@{summary.version}\t{summary.criteria} criteria"
@@ -69,7 +70,7 @@ def show_rubric(
     from judge_service.core.storage.db import session_scope
     from judge_service.rubrics import store as rubrics
 
-    with session_scope(ready_settings().database_url) as session:
+    with session_scope(get_settings().database_url) as session:
         row = rubrics.get_version(
             session=session, name=name, version=version, project=project_name(project)
         )

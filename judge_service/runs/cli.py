@@ -27,21 +27,15 @@ def report_command(
     ] = None,
 ) -> None:
     """Write a run's page (plots, alarms, flagged rollouts) to an HTML file."""
-    from sqlalchemy.exc import DatabaseError
-
     from judge_service.core.storage.db import session_scope
     from judge_service.runs.web_view import run_page
 
     # two projects may use the same run_id: --project keeps them apart
     project = None if project is None else project_name(project)
-    try:
-        with session_scope(get_settings().database_url) as session:
-            html = run_page(
-                session=session, run_id=run_id, link_base=base_url.rstrip("/"), project=project
-            )
-    except DatabaseError as exc:  # no tables yet, say
-        typer.echo(f"error: cannot read the runs: {exc.orig}", err=True)
-        raise typer.Exit(2) from exc
+    with session_scope(get_settings().database_url) as session:
+        html = run_page(
+            session=session, run_id=run_id, link_base=base_url.rstrip("/"), project=project
+        )
     if html is None:
         where = "" if project is None else f" in project {project!r}"
         typer.echo(f"error: no scored batches for run {run_id!r}{where}", err=True)
