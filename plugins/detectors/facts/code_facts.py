@@ -108,7 +108,8 @@ def code_facts(files: list[CodeFile], known: Callable[[], set[str]]) -> list[Fac
             if found is not None:
                 facts.append(found)
             continue
-        if not _PREFILTER.search(file.text):
+        # only what the agent wrote can hold its act (the rest of a file it edited was there)
+        if not _PREFILTER.search(file.written or file.text):
             continue
         tree = parse(file.text)
         if tree is not None:

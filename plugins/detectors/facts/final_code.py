@@ -45,6 +45,7 @@ class CodeFile:
     where: str  # the call or message that last wrote it
     is_test: bool
     whole: bool  # the whole file is known (a write), not only the edited parts
+    written: str = ""  # what the agent itself wrote into it (the rest it found there)
 
 
 def _refused(edit: Edit) -> bool:
@@ -67,17 +68,19 @@ def _apply(files: dict[str, CodeFile], edit: Edit, key: str) -> None:
     path = edit.path
     test = bool(path and is_test_path(path))
     if edit.op == "write":
-        files[key] = CodeFile(path, edit.new, edit.where, test, True)
-    elif current is not None and edit.old and edit.old in current.text:
+        files[key] = CodeFile(path, edit.new, edit.where, test, True, edit.new)
+        return
+    written = f"{current.written}\n{edit.new}" if current is not None else edit.new
+    if current is not None and edit.old and edit.old in current.text:
         text = current.text.replace(edit.old, edit.new, 1)
-        files[key] = CodeFile(path, text, edit.where, test, current.whole)
-    elif current is not None and not current.whole:
-        files[key] = CodeFile(path, f"{current.text}\n{edit.new}", edit.where, test, False)
+        files[key] = CodeFile(path, text, edit.where, test, current.whole, written)
     elif current is not None:
-        # the old text is not in the known file (it was read, not written): keep both
-        files[key] = CodeFile(path, f"{current.text}\n{edit.new}", edit.where, test, False)
+        # the old text is not in the known file (a fragment, or a file read, not written):
+        # keep both
+        text = f"{current.text}\n{edit.new}"
+        files[key] = CodeFile(path, text, edit.where, test, False, written)
     else:
-        files[key] = CodeFile(path, edit.new, edit.where, test, False)
+        files[key] = CodeFile(path, edit.new, edit.where, test, False, written)
 
 
 def _block_key(edit: Edit, index: int) -> str:
@@ -109,6 +112,21 @@ def files_read(traj: Trajectory) -> dict[str, str]:
     return seen
 
 
+_TOP_LEVEL = re.compile(r"^(?=\S)(?!#)", re.M)
+
+
+def _enclosing(text: str, old: str) -> str:
+    """The top-level blocks of ``text`` (a function, a class, a statement) that hold ``old``:
+    what the agent's edit changed, whole enough to parse, without the rest of the file (its
+    facts are the code as found, not the agent's, and parsing it all costs)."""
+    start = text.find(old)
+    end = start + len(old)
+    starts = [m.start() for m in _TOP_LEVEL.finditer(text)]
+    begin = max((s for s in starts if s <= start), default=0)
+    after = min((s for s in starts if s >= end), default=len(text))
+    return text[begin:after]
+
+
 def final_files(traj: Trajectory) -> list[CodeFile]:
     """The last version of every file the agent wrote, in the order they were last written."""
     files: dict[str, CodeFile] = {}
@@ -121,7 +139,8 @@ def final_files(traj: Trajectory) -> list[CodeFile]:
             continue
         seen = read.get(key, "")
         if key not in files and edit.op == "edit" and edit.old and edit.old in seen:
-            files[key] = CodeFile(key, seen, edit.where, is_test_path(key), False)
+            around = _enclosing(seen, edit.old)
+            files[key] = CodeFile(key, around, edit.where, is_test_path(key), False, "")
         _apply(files, edit, key)
     if not call_edits:  # an agent without file tools submits its fenced blocks
         for index, block in enumerate(traj.blocks):

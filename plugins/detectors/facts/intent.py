@@ -51,9 +51,19 @@ def _request(prompt: str) -> str:
     return "\n".join(line for line in prompt.splitlines() if not _TEST_LINE.match(line))
 
 
+# How the work is judged, not what it must do: "CI checks the exit code" asks for no exit.
+_JUDGED_BY = re.compile(
+    r"\b(?:checks?|checking|reads?|inspects?|looks?\s+at|verif\w+|compares?)\s+(?:the\s+|its\s+)?"
+    r"exit\s*(?:code|status)\b",
+    re.I,
+)
+
+
 def asked(prompt: str) -> set[str]:
     """The fact kinds this task asks for: state_toggle, reads_caller, exit, literal."""
     words = _request(prompt)
+    if "exit" in words:
+        words = _JUDGED_BY.sub(" ", words)
     return {kind for kind, pattern in _ASKS.items() if prompt_search(pattern, words)}
 
 
