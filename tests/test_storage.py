@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from sqlalchemy import func, select
 
 from judge_service.access.store_keys import create_key, find_key
@@ -15,6 +16,7 @@ from judge_service.domain import Finding, Outcome, Verdict
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from judge_service.scoring.store_results import ScoredSample, as_stored, load_outcomes, save_results
+from tests.helpers import database_at
 
 ODD = "nul\x00 lone\ud800 rtl\u202e emoji🚀"
 
@@ -50,6 +52,16 @@ def _outcome(sid: str, reward: float) -> Outcome:
 
 def test_migrations_reach_head(database_url):
     assert schema_is_current(database_url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def old_database(request: pytest.FixtureRequest) -> str:
+    return database_at(request, "0015")
+
+
+def test_an_empty_or_older_database_is_not_current(old_database, sqlite_url):
+    assert not schema_is_current(old_database)
+    assert not schema_is_current(sqlite_url)  # no tables, not even alembic's
 
 
 def test_batch_round_trip_keeps_odd_text(database_url):
