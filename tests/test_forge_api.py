@@ -225,10 +225,10 @@ def count_state(client, headers) -> tuple[int, int]:
 @pytest.mark.parametrize(
     ("kind", "body", "line", "field"),
     [
-        (
+        (  # every trace set aside (no user words, none at all): refused with the first
             "traces",
-            jsonl([trace("a", user("hi"), bot("hello")), trace("b", bot("anyone?"))]),
-            2,
+            jsonl([trace("a", user("###STOP###"), bot("hello")), trace("b", bot("anyone?"))]),
+            1,
             "messages",
         ),
         ("traces", jsonl([trace("a", user("hi")), "this is not json"]), 2, None),

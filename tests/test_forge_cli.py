@@ -44,10 +44,10 @@ def test_cli_forges_and_refuses_bad_files_naming_line_and_field(
         "0 tasks"
     )
 
-    no_user = write_jsonl(
-        tmp_path / "no_user.jsonl", [trace("a", user("hi")), trace("b", bot("x"))]
+    no_user = write_jsonl(  # every trace set aside: refused, naming the first
+        tmp_path / "no_user.jsonl", [trace("a", bot("x")), trace("b", user("hi"))]
     )
-    assert "line 2: the trace has no user turn with text (field `messages`)" in fails(
+    assert "line 1: the trace has no user turn with text (field `messages`)" in fails(
         "forge", "traces", str(no_user), env=env, cwd=tmp_path
     )
     not_json = tmp_path / "not_json.jsonl"

@@ -1,11 +1,14 @@
 """A trace's tool calls in order, each joined with the answer the tool gave.
 
 Calls come from OpenAI ``tool_calls`` (answered by the ``tool`` message with the same
-``tool_call_id``, else the next unanswered one) and from the older ``function_call`` form
-(answered by the next ``function`` message). Arguments and answers are parsed as JSON where
-they are JSON (an answer also as a Python literal, ``{'id': 1}``); an answer is an error
-when the tool said so (``is_error``, an ``error`` key) or its text reads like one and is not
-a JSON object.
+``tool_call_id``, else the next unanswered one that names no call id) and from the older
+``function_call`` form (answered by the next ``function`` message). A broken pair is dropped,
+not guessed at (:func:`broken_pairs` lists them): a call that no answer carries the id of has
+no answer, and an answer whose ``tool_call_id`` names no call answers nothing.
+
+Arguments and answers are parsed as JSON where they are JSON (an answer also as a Python
+literal, ``{'id': 1}``); an answer is an error when the tool said so (``is_error``, an
+``error`` key) or its text reads like one and is not a JSON object.
 """
 
 from __future__ import annotations
@@ -80,30 +83,45 @@ def is_error_answer(message: dict[str, Any] | None, text: str | None, payload: A
     return bool(text) and bool(ERROR_TEXT.search(text[:300]))
 
 
-def _requests(trace: Trace) -> list[tuple[int, str | None, str, Any]]:
-    """``(turn, call id, name, raw arguments)`` of every call, in order."""
-    found = []
+Request = tuple[int, Any, str, dict[str, Any]]
+Answer = tuple[int, dict[str, Any]]
+
+
+def _requests(trace: Trace, roles: tuple[str, ...] = ("assistant",)) -> list[Request]:
+    """``(turn, call id, name, raw arguments)`` of every call that a message of ``roles``
+    makes, in order."""
+    found: list[Request] = []
     for turn, message in enumerate(trace.messages):
-        if message.get("role") != "assistant":
+        if not isinstance(message, dict) or message.get("role") not in roles:
             continue
-        for call in message.get("tool_calls") or []:
+        listed = message.get("tool_calls")
+        for call in listed if isinstance(listed, list) else []:
             if isinstance(call, dict):
-                function = call.get("function") or {}
-                found.append((turn, call.get("id"), str(function.get("name") or ""), function))
+                function = call.get("function")
+                function = function if isinstance(function, dict) else {}
+                found.append(
+                    (turn, call.get("id") or None, str(function.get("name") or ""), function)
+                )
         legacy = message.get("function_call")
         if isinstance(legacy, dict):
             found.append((turn, None, str(legacy.get("name") or ""), legacy))
     return found
 
 
-def tool_calls(trace: Trace) -> list[ToolCall]:
-    """Every tool call of the trace with its answer, in the order the agent made them."""
-    answers = [
-        (turn, m) for turn, m in enumerate(trace.messages) if m.get("role") in ("tool", "function")
+def _answers(trace: Trace) -> list[Answer]:
+    return [
+        (turn, m)
+        for turn, m in enumerate(trace.messages)
+        if isinstance(m, dict) and m.get("role") in ("tool", "function")
     ]
+
+
+def _pair(requests: list[Request], answers: list[Answer]) -> list[Answer | None]:
+    """Each request's answer: the unused one with its call id, else (a call without an id,
+    or an answer without one) the next unused answer after it; ``None`` when there is none."""
     used: set[int] = set()
-    calls = []
-    for index, (turn, call_id, name, function) in enumerate(_requests(trace)):
+    matched: list[Answer | None] = []
+    for turn, call_id, _, _ in requests:
         match = None
         if call_id is not None:
             match = next(
@@ -111,9 +129,47 @@ def tool_calls(trace: Trace) -> list[ToolCall]:
                 None,
             )
         if match is None:
-            match = next((a for a in answers if a[0] > turn and a[0] not in used), None)
+            match = next(
+                (
+                    a
+                    for a in answers
+                    if a[0] > turn
+                    and a[0] not in used
+                    and (call_id is None or a[1].get("tool_call_id") is None)
+                ),
+                None,
+            )
         if match is not None:
             used.add(match[0])
+        matched.append(match)
+    return matched
+
+
+def broken_pairs(trace: Trace) -> list[str]:
+    """One line for each call (the agent's or the user's) that no answer answers, and for
+    each answer that answers no call; empty when every call and answer pair up."""
+    requests = _requests(trace, ("assistant", "user"))
+    answers = _answers(trace)
+    matched = _pair(requests, answers)
+    found = [
+        (turn, f"call {name or '?'} (message {turn}) has no answer")
+        for (turn, _, name, _), match in zip(requests, matched, strict=True)
+        if match is None
+    ]
+    paired = {m[0] for m in matched if m is not None}
+    found += [
+        (turn, f"tool message {turn} answers no call") for turn, _ in answers if turn not in paired
+    ]
+    return [text for _, text in sorted(found)]
+
+
+def tool_calls(trace: Trace) -> list[ToolCall]:
+    """Every tool call of the trace with its answer, in the order the agent made them."""
+    requests = _requests(trace)
+    calls = []
+    for index, ((turn, _, name, function), match) in enumerate(
+        zip(requests, _pair(requests, _answers(trace)), strict=True)
+    ):
         message = match[1] if match else None
         text = content_text(message.get("content")) if message else None
         payload = parse_payload(text)

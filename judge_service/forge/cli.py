@@ -95,6 +95,8 @@ def _run(
             for f in forge_store.job_families(session=session, job_id=job_id)
         ]
         out = {"id": job_id, "status": status, "counts": row.counts, "families": families}
+        if (row.result or {}).get("set_aside"):
+            out["set_aside"] = row.result["set_aside"]
         if row.error:
             out["error"] = row.error
         if not as_json and status == "done":
@@ -131,8 +133,9 @@ def traces(
     project: JobProject = "default",
 ) -> None:
     """Tasks from traces, one per user goal, with reference end states: a table of the tasks
-    (goal line, runs, end state, its source), the tool classes and the failure signs."""
-    from judge_service.forge.traces import parse_traces
+    (goal line, runs, end state, its source), the tool classes and the failure signs, and
+    the traces set aside with the reason."""
+    from judge_service.forge.traces import read_traces
     from judge_service.forge.wire import TraceOptions
 
     project = project_name(project)
@@ -148,7 +151,7 @@ def traces(
         policy=policy or None,
     )
     text = _read(file, settings)
-    _run("traces", text, options, parse_traces, settings, project, as_json=as_json)
+    _run("traces", text, options, read_traces, settings, project, as_json=as_json)
 
 
 def _documents_text(path: Path, settings: Settings) -> str:

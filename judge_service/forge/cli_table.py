@@ -2,7 +2,8 @@
 
 One row per task: its family, goal line, how many runs it merged, its reference end state
 (each entity with its status-like fields) and where that came from; then the tools' read/write
-classes and the failure signs with their precision against the traces' labels.
+classes and the failure signs with their precision against the traces' labels; then the
+traces set aside, each with its reason.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def print_trace_job(*, session: Session, job: ForgeJobRow, console: Console | No
         f"forge job {job.id}: {counts.get('traces', 0)} traces, {counts.get('tasks', 0)} tasks "
         f"in {counts.get('families', 0)} families, {counts.get('with_reference', 0)} with a "
         f"reference end state, {counts.get('needs_review', 0)} to review, "
-        f"{counts.get('already_seen', 0)} traces already seen"
+        f"{counts.get('already_seen', 0)} traces already seen, "
+        f"{counts.get('set_aside', 0)} set aside"
     )
     console.print(f"goal embeddings: {escape(str(result.get('embedding_model', '?')))}")
     table = Table("family", "goal", "runs", "reference end state", "source", show_lines=False)
@@ -78,3 +80,23 @@ def print_trace_job(*, session: Session, job: ForgeJobRow, console: Console | No
         for kind, figures in signs["by_sign"].items():
             flagged, precision = figures["flagged"], figures["precision"]
             console.print(f"  {kind}: {flagged} traces, precision {precision}")
+    print_set_aside(result, console)
+
+
+def print_set_aside(result: dict[str, Any], console: Console) -> None:
+    """The traces the job set aside, each with its line and reason, and the tool calls and
+    answers it dropped as unpaired."""
+    aside = result.get("set_aside") or []
+    if aside:
+        console.print(f"set aside: {len(aside)} traces, not forged")
+        for entry in aside[:MAX_ROWS]:
+            where = f"line {entry.get('line')} ({entry.get('trace_id')})"
+            console.print(f"  {escape(where)}: {escape(str(entry.get('reason')))}")
+    pairs = result.get("broken_pairs") or []
+    if pairs:
+        console.print(f"dropped: {len(pairs)} unpaired tool calls or answers (traces forged)")
+        for entry in pairs[:MAX_ROWS]:
+            where = f"line {entry.get('line')} ({entry.get('trace_id')})"
+            console.print(f"  {escape(where)}: {escape(str(entry.get('reason')))}")
+    if len(aside) > MAX_ROWS or len(pairs) > MAX_ROWS:
+        console.print(f"(the first {MAX_ROWS} of each; the job's result lists all)")

@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.traces import Trace, content_text
+from judge_service.forge.traces import STOP_TOKEN as STOP_TOKEN  # where it was first
+from judge_service.forge.traces import Trace, content_text, user_words
 
 _THANKS = (
     r"(?:(?:ok(?:ay)?|great|perfect|awesome|wonderful|excellent|cool|alright|good|nice|"
@@ -51,7 +52,6 @@ NAME = re.compile(
     r"\b(?i:my name is|my name,|name'?s|under the name|i am|i'?m|this is|it'?s|called)\s+"
     r"((?:[A-Z][a-z'-]+\s+){1,2}[A-Z][a-z'-]+)"
 )
-STOP_TOKEN = re.compile(r"#{2,}\s*[A-Z_]+\s*#{2,}")
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 PLEASANTRY = re.compile(
     r"^\W*(yes|yeah|yep|yup|no|nope|sure|ok(ay)?|please( do| go ahead| proceed)?|go ahead|"
@@ -94,11 +94,6 @@ class Goal:
         tail = ", ".join(shown)
         line = f"{head} [{tail}]" if tail else head
         return line if len(line) <= limit else line[: limit - 1] + "\u2026"
-
-
-def user_words(text: str) -> str:
-    """A user turn without simulator stop tokens (``###STOP###``)."""
-    return STOP_TOKEN.sub(" ", text).strip()
 
 
 def entities_in(text: str) -> list[str]:
@@ -175,13 +170,16 @@ def _goal(trace: Trace, start: int, end: int) -> Goal:
 
 
 def goals(trace: Trace) -> list[Goal]:
-    """The trace's goals, in order; every trace has at least one."""
+    """The trace's goals, in order: none when the user said nothing but stop tokens (the
+    job sets such a trace aside, :func:`judge_service.forge.traces.unforgeable`)."""
     messages = trace.messages
     users = [
         i
         for i, m in enumerate(messages)
         if m.get("role") == "user" and user_words(content_text(m.get("content")))
     ]
+    if not users:
+        return []
     starts = [users[0]] + [i for i in users[1:] if opens_new_goal(messages, i)]
     ends = [*starts[1:], len(messages)]
     found = [_goal(trace, s, e) for s, e in zip(starts, ends, strict=True)]

@@ -1,6 +1,10 @@
 """The traces half of a forge job: traces through the pure forge into tasks, families and
 review items, remembering each trace so that a repeat upload adds nothing.
 
+A trace the forge cannot use (:func:`~judge_service.forge.traces.unforgeable`, or one that
+yields no goal) is set aside: ``result.set_aside`` lists each with its line and the reason,
+``counts.set_aside`` says how many, and the other traces are forged.
+
 Traces already forged in the job's project (same id, same content) are skipped and counted
 under ``already_seen``, with links to the tasks they went into.
 """
@@ -20,7 +24,7 @@ from judge_service.forge.policy import SCHEMA as POLICY_SCHEMA
 from judge_service.forge.policy import policy_prompt, policy_signs
 from judge_service.forge.tables import TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceForge, TraceTask, forge_traces
-from judge_service.forge.traces import Trace, parse_traces
+from judge_service.forge.traces import Trace, read_traces
 from judge_service.judging.client_options import default_model
 
 
@@ -158,7 +162,7 @@ def traces_job(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Tasks and families from the job's new traces, a review item per family, then mining
     of the families with failed traces. Returns the job's counts and result."""
-    parsed = parse_traces(text)
+    parsed, unread = read_traces(text)
     keys = {t.id: trace_key(t) for t in parsed}
     with scope() as session:
         forge_store.clear_job_output(session=session, job_id=job_id)
@@ -174,8 +178,10 @@ def traces_job(
         reads=overrides.get("reads") or (),
     )
     lines, line_counts = goal_lines(job_id, forged.tasks, options.get("miner"), settings)
+    dropped = {a.trace_id for a in forged.set_aside}
+    forged_traces = [t for t in fresh if t.id not in dropped]
     policy = (
-        check_policy(job_id, fresh, forged, options.get("miner"), settings)
+        check_policy(job_id, forged_traces, forged, options.get("miner"), settings)
         if options.get("policy")
         else None
     )
@@ -191,7 +197,9 @@ def traces_job(
     already = [
         {"trace_id": t.id, "task_ids": known[keys[t.id]]} for t in parsed if keys[t.id] in known
     ]
+    set_aside = [a.as_dict() for a in [*unread, *forged.set_aside]]
     result = {
+        "set_aside": sorted(set_aside, key=lambda a: a["line"]),
         "failed": forged.failed,
         "mining": mining,
         **forged.result(),
@@ -200,4 +208,5 @@ def traces_job(
         "mining_skipped": skipped,
         "already_seen": already,
     }
-    return {**forged.counts(), "already_seen": len(already)}, result
+    counts = {**forged.counts(), "set_aside": len(set_aside), "already_seen": len(already)}
+    return counts, result

@@ -55,8 +55,10 @@ def rules_of(trace: Trace) -> str:
 
 def _turn_text(message: dict[str, Any]) -> str:
     text = content_text(message.get("content"))
-    for call in message.get("tool_calls") or []:
-        function = (call.get("function") if isinstance(call, dict) else None) or {}
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        function = function if isinstance(function, dict) else {}
         text += f" [tool call {function.get('name')}({function.get('arguments', '')})]"
     return text.strip()
 

@@ -30,7 +30,7 @@ from judge_service.forge import wire as forge_wire
 from judge_service.forge.documents import parse_documents
 from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
-from judge_service.forge.traces import parse_traces
+from judge_service.forge.traces import read_traces
 from judge_service.judging.endpoints import check_spec, check_specs
 from judge_service.wire import DbInt
 
@@ -191,9 +191,12 @@ async def forge_traces(
     items. Traces already forged in the project are skipped (``already_seen``). Options:
     ``rubric``, ``miner`` (also writes the goal lines), ``max_items``, ``tools.writes`` and
     ``tools.reads`` (tool names, comma-separated or repeated: override the read/write
-    classes)."""
+    classes). A trace the forge cannot use (no user words, no assistant turn, only tool
+    messages...) is set aside, and the job's ``result.set_aside`` lists it with the reason;
+    the upload is refused only for a line that is no trace (not JSON, no or a repeated
+    ``id``), or when every trace is set aside."""
     options = parse_options(request, forge_wire.TraceOptions)
-    text = await _upload(request, parse_traces)
+    text = await _upload(request, read_traces)
     return await _queue(request, session, key, "traces", text, options, scope.home)
 
 

@@ -19,8 +19,14 @@ from collections import Counter
 from collections.abc import Sequence
 
 from judge_service.forge.calls import ToolCall
-from judge_service.forge.goals import STOP_TOKEN, user_words
-from judge_service.forge.traces import FailureSign, Trace, content_text, excerpt
+from judge_service.forge.traces import (
+    STOP_TOKEN,
+    FailureSign,
+    Trace,
+    content_text,
+    excerpt,
+    user_words,
+)
 
 COMPLAINT = re.compile(
     r"\b(that'?s (wrong|not right|incorrect)|(is|was|it'?s) (wrong|incorrect)|not what i "

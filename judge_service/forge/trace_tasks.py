@@ -16,11 +16,12 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.calls import ToolCall, tool_calls
+from judge_service.forge.calls import ToolCall, broken_pairs, tool_calls
 from judge_service.forge.effects import ToolEffect, classify_tools, write_tools
 from judge_service.forge.embed import Embedder, get_embedder
 from judge_service.forge.end_states import Consensus, GoalOutcome, consensus, goal_outcome
@@ -30,7 +31,9 @@ from judge_service.forge.labels import sign_report
 from judge_service.forge.merge import fold_companions, merge_goals
 from judge_service.forge.signs import failure_signs
 from judge_service.forge.similar import families
-from judge_service.forge.traces import FailureSign, Trace
+from judge_service.forge.traces import FailureSign, SetAside, Trace, excerpt
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -122,6 +125,9 @@ class TraceForge:
     tools: dict[str, ToolEffect] = field(default_factory=dict)
     embedder: str = ""
     labels: dict[str, Any] | None = None
+    #: The traces it could not forge, and the calls and answers it dropped as unpaired.
+    set_aside: list[SetAside] = field(default_factory=list)
+    broken_pairs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def tasks(self) -> list[TraceTask]:
@@ -167,6 +173,7 @@ class TraceForge:
             "embedding_model": self.embedder,
             "tools": {name: effect.as_dict() for name, effect in self.tools.items()},
             "failure_signs": self.labels,
+            "broken_pairs": self.broken_pairs,
         }
 
 
@@ -237,6 +244,25 @@ def _task(members: list[int], found: list[tuple[Goal, GoalOutcome]]) -> TraceTas
     return task
 
 
+def _trace_goals(
+    trace: Trace, calls: list[ToolCall], writers: frozenset[str]
+) -> list[tuple[Goal, GoalOutcome]]:
+    """The trace's goals with their signs and outcomes; none when the user said no words."""
+    found = goals(trace)
+    signs = failure_signs(trace, calls)
+    for goal in found:
+        goal.failures = [s for s in signs if goal.start <= s.turn < goal.end]
+    return [(g, goal_outcome(calls, writers, g.start, g.end)) for g in found]
+
+
+def _unexpected(trace: Trace, exc: Exception) -> SetAside:
+    """A trace that broke the forge, set aside with what broke (and logged, as a bug to
+    fix: :func:`~judge_service.forge.traces.unforgeable` should have set it aside first)."""
+    log.exception("forge: trace %r (line %d) set aside", trace.id, trace.line)
+    reason = f"the forge could not read it ({type(exc).__name__}: {exc})"
+    return SetAside(trace.id, trace.line, excerpt(reason))
+
+
 def forge_traces(
     traces: Sequence[Trace],
     *,
@@ -244,19 +270,34 @@ def forge_traces(
     writes: Iterable[str] = (),
     reads: Iterable[str] = (),
 ) -> TraceForge:
-    """Tasks (one per user goal) in families, with end states and the failed traces."""
+    """Tasks (one per user goal) in families, with end states and the failed traces. A trace
+    that yields no goal, or breaks a step, is set aside (``set_aside``) and the others are
+    forged; each call or answer that pairs with nothing is listed (``broken_pairs``)."""
     embedder = embedder or get_embedder()
-    calls: dict[str, list[ToolCall]] = {t.id: tool_calls(t) for t in traces}
-    schemas = [tool for t in traces for tool in (t.tools or [])]
+    aside: list[SetAside] = []
+    calls: dict[str, list[ToolCall]] = {}
+    for trace in traces:
+        try:
+            calls[trace.id] = tool_calls(trace)
+        except Exception as exc:  # one odd trace does not fail the job: it is set aside
+            aside.append(_unexpected(trace, exc))
+    schemas = [tool for t in traces if t.id in calls for tool in (t.tools or [])]
     effects = classify_tools(calls.values(), schemas, writes=writes, reads=reads)
     writers = write_tools(effects)
     found: list[tuple[Goal, GoalOutcome]] = []
     for trace in traces:
-        signs = failure_signs(trace, calls[trace.id])
-        for goal in goals(trace):
-            goal.failures = [s for s in signs if goal.start <= s.turn < goal.end]
-            outcome = goal_outcome(calls[trace.id], writers, goal.start, goal.end)
-            found.append((goal, outcome))
+        if trace.id not in calls:
+            continue
+        try:
+            mine = _trace_goals(trace, calls[trace.id], writers)
+        except Exception as exc:
+            aside.append(_unexpected(trace, exc))
+            continue
+        if not mine:
+            aside.append(SetAside(trace.id, trace.line, "the trace has no user turn with words"))
+        found += mine
+    dropped = {a.trace_id for a in aside}
+    kept = [t for t in traces if t.id not in dropped]
     similarity = embedder.similarity([g.user_text or g.request for g, _ in found])
     handles = [
         [
@@ -276,11 +317,17 @@ def forge_traces(
         failed.setdefault(goal.trace_id, []).extend(s.as_dict() for s in goal.failures)
     failed = {k: sorted(v, key=lambda s: s["turn"]) for k, v in failed.items() if v}
     return TraceForge(
-        traces=len(traces),
+        traces=len(kept),
         candidates=len(found),
         families=grouped,
         failed=failed,
         tools=effects,
         embedder=embedder.name,
-        labels=sign_report(traces, failed),
+        labels=sign_report(kept, failed),
+        set_aside=aside,
+        broken_pairs=[
+            {"trace_id": t.id, "line": t.line, "reason": pair}
+            for t in kept
+            for pair in broken_pairs(t)
+        ],
     )

@@ -92,9 +92,10 @@ class ForgeFamily(BaseModel):
 
 
 class ForgeJob(BaseModel):
-    """A forge job. ``counts``: for traces ``traces, candidates, duplicates_merged, tasks,
-    families, failed_traces``; for documents ``documents, chunks, candidates, tasks, families``
-    and ``dropped`` by reason."""
+    """A forge job. ``counts``: for traces ``traces, set_aside, candidates,
+    duplicates_merged, tasks, families, failed_traces``; for documents ``documents, chunks,
+    candidates, tasks, families`` and ``dropped`` by reason. A traces job's ``result.set_aside``
+    lists each trace it could not forge (``trace_id``, ``line``, ``reason``)."""
 
     id: str
     kind: Literal["traces", "documents"]
