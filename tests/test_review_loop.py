@@ -14,11 +14,16 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
+from judge_service.core.api import local_gate
 from judge_service.core.api.app import create_app
 from judge_service.core.settings import get_settings
 from judge_service.core.storage import audit
 from judge_service.core.storage.db import session_scope
+from judge_service.judging.local_build import BuildState
+from judge_service.judging.names import LOCAL_JUDGE_NAME
+from judge_service.rubrics.tables import MiningJobRow
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, Worker, service_env
@@ -252,3 +257,48 @@ def test_mining_without_a_model_uses_the_local_smollm2(client: TestClient, keys:
         item = client.get(f"/v1/review/{item_id}", headers=admin).json()
         assert item["kind"] == "rubric_item" and item["payload"]["criterion"]["text"]
         assert set(item["payload"]["cited"]) <= run_ids
+
+
+class _Building:
+    """This machine's llama-server build, as the gate sees it: still compiling."""
+
+    def ready(self) -> bool:
+        return False
+
+    def start_in_background(self, **_: object) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def state(self) -> BuildState:
+        return BuildState("building", "compiling 40%", 75.0)
+
+
+def test_mining_on_the_local_judge_while_it_builds_is_503_like_a_batch(
+    client: TestClient,
+    keys: dict,
+    embedded_settings,
+    fake: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Not 202 and a job that fails: the same 503 ``local_judge_starting`` as ``/v1/rewards``,
+    with its Retry-After, and no job stored; another model is not held up."""
+    admin = keys["admin"]
+    assert client.post("/v1/rubrics", json=RUBRIC, headers=admin).status_code == 201
+    score(client, admin, samples=samples(8), judges=["reference_match"], rubric=NAME, run_id="r")
+    monkeypatch.setattr(local_gate, "machine_build", _Building)
+    local = {"samples": samples(1), "judges": [LOCAL_JUDGE_NAME]}
+    batch = client.post("/v1/rewards", json=local, headers=admin)
+    for model in ({}, {"model": LOCAL_JUDGE_NAME}, {"model": {"name": LOCAL_JUDGE_NAME}}):
+        body = {"run_id": "r", **model}
+        answer = client.post(f"/v1/rubrics/{NAME}/mine", json=body, headers=admin)
+        assert answer.status_code == batch.status_code == 503, answer.text
+        error = answer.json()["error"]
+        assert error["code"] == batch.json()["error"]["code"] == "local_judge_starting"
+        assert error["detail"] == {**batch.json()["error"]["detail"], "field": "model"}
+        assert answer.headers["retry-after"] == batch.headers["retry-after"]
+    with session_scope(embedded_settings.database_url) as session:
+        assert session.scalar(select(func.count()).select_from(MiningJobRow)) == 0
+    other = {"run_id": "r", "model": llm_judge(fake)}
+    assert client.post(f"/v1/rubrics/{NAME}/mine", json=other, headers=admin).status_code == 202

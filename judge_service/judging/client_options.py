@@ -11,7 +11,11 @@ from typing import Any
 
 from judge_service.core.errors import EndpointRefused
 from judge_service.core.settings import Settings
-from judge_service.judging.endpoints import resolve_spec
+from judge_service.judging.endpoints import (
+    default_model,  # noqa: F401  (the forge's import)
+    model_or_default,
+    resolve_spec,
+)
 from judge_service.judging.local_model import LocalModelUnavailable, local_judge
 from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.wire import spec_object
@@ -34,20 +38,11 @@ def model_spec(spec: Any, option: str = "model") -> dict[str, Any]:
     return spec
 
 
-def default_model(settings: Settings) -> dict[str, Any] | None:
-    """The first model (a litellm string, with a ``/``) of ``JS_DEFAULT_JUDGES``, if any."""
-    defaults = [spec_object(s) for s in settings.default_judge_specs() or []]
-    models = [s for s in defaults if isinstance(s, dict) and "/" in str(s.get("name", ""))]
-    return models[0] if models else None
-
-
 def model_options(spec: Any, settings: Settings, *, option: str = "model") -> dict[str, Any]:
     """litellm call options for the model of ``option``, given as ``spec`` (a model string
     or an object; None: the defaults). A spec that names no model, or a local model that
     cannot run, is a ValueError naming ``option``."""
-    if spec is None:
-        spec = default_model(settings) or LOCAL_JUDGE_NAME
-    spec = model_spec(spec, option)
+    spec = model_spec(model_or_default(spec, settings), option)
     if spec["name"] == LOCAL_JUDGE_NAME:
         try:
             local = local_judge(settings)

@@ -15,6 +15,8 @@ from typing import Any
 
 from judge_service.core.errors import EndpointRefused
 from judge_service.core.settings import EndpointConfig, Settings
+from judge_service.judging.names import LOCAL_JUDGE_NAME
+from judge_service.wire import spec_object
 
 #: Sent to a free ``api_base`` as its key, so that no key of this process's environment
 #: (``OPENAI_API_KEY``) ever goes to an address a client chose.
@@ -163,3 +165,18 @@ def resolve_spec(spec: Any, *, settings: Settings) -> Any:
 def resolve_specs(specs: list[Any] | None, *, settings: Settings) -> list[Any] | None:
     """:func:`resolve_spec` on each spec (None stays None)."""
     return None if specs is None else [resolve_spec(s, settings=settings) for s in specs]
+
+
+def default_model(settings: Settings) -> dict[str, Any] | None:
+    """The first model (a litellm string, with a ``/``) of ``JS_DEFAULT_JUDGES``, if any."""
+    defaults = [spec_object(s) for s in settings.default_judge_specs() or []]
+    models = [s for s in defaults if isinstance(s, dict) and "/" in str(s.get("name", ""))]
+    return models[0] if models else None
+
+
+def model_or_default(spec: Any, settings: Settings) -> Any:
+    """The model a job's option ``spec`` names, or for None the one it runs on: the first
+    model of ``JS_DEFAULT_JUDGES``, else the local judge."""
+    if spec is not None:
+        return spec
+    return default_model(settings) or LOCAL_JUDGE_NAME

@@ -15,18 +15,20 @@ from judge_service import wire
 from judge_service.core.api.deps import AdminKey, AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.core.api.enqueue import submit_or_undo
 from judge_service.core.api.error_docs import errors
+from judge_service.core.api.local_gate import require_local_model
 from judge_service.core.api.worker_gate import WorkerAlive
 from judge_service.core.errors import Conflict, NotFound, ValidationFailed
 from judge_service.core.settings import Settings
 from judge_service.core.storage import audit
 from judge_service.core.worker.task_names import MINE_TASK
-from judge_service.judging.endpoints import check_spec
+from judge_service.judging.endpoints import check_spec, model_or_default
 from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_mining as mining
 from judge_service.rubrics import wire as wire_review
 from judge_service.rubrics.tables import MiningJobRow, RubricVersionRow
 from judge_service.scoring.store_rollouts import run_exists
+from judge_service.wire import spec_object
 
 router = APIRouter(prefix="/v1", tags=["rubrics"])
 
@@ -182,14 +184,20 @@ def mine_rubric(
 ):
     """Queue mining of a run for new items of this rubric; they land in the review queue.
     The rubric and the run are the project's."""
+    settings = request.app.state.settings
     _active(session, name, scope.home)
     if not run_exists(session=session, run_id=body.run_id, project=scope.home):
         raise NotFound(f"no batches of run {body.run_id!r}", detail={"run_id": body.run_id})
+    model = _model_spec(body.model, settings)
+    # the job's model, as it will run: a local judge still building is a 503 now, not a
+    # job accepted that then fails
+    runs_on = spec_object(model_or_default(model, settings))["name"]
+    require_local_model([runs_on], settings, field="model")
     job = mining.create_job(
         session=session,
         rubric=name,
         run_id=body.run_id,
-        model=_model_spec(body.model, request.app.state.settings),
+        model=model,
         max_items=body.max_items,
         created_by=key.id,
         project=scope.home,

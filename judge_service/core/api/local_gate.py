@@ -47,10 +47,9 @@ def local_judge_status(settings: Settings) -> str:
     return machine_build().state().describe()
 
 
-def _needs_local(plan: BatchPlan) -> bool:
-    names = [entry.name for entry in plan.judges]
-    names += [entry.name for entry in plan.hindsight or []]
-    return LOCAL_JUDGE_NAME in names
+def _plan_models(plan: BatchPlan) -> list[str]:
+    """The judges and hindsight models a batch's plan asks."""
+    return [entry.name for entry in [*plan.judges, *(plan.hindsight or [])]]
 
 
 def retry_after_s(state: BuildState) -> int:
@@ -66,7 +65,15 @@ def retry_after_s(state: BuildState) -> int:
 def require_local_judge(plan: BatchPlan, settings: Settings) -> None:
     """Raise LocalJudgeStarting when the plan needs the local judge and this machine's
     llama-server is not built yet; (re)starts a build that is not running."""
-    if not (_needs_local(plan) and builds_here(settings)):
+    require_local_model(_plan_models(plan), settings, field="judges")
+
+
+def require_local_model(models: list[str], settings: Settings, *, field: str) -> None:
+    """The gate of every request whose work will ask ``models`` (a batch's judges, a mining
+    job's model; ``field`` names where the request gave them): LocalJudgeStarting when one
+    is the local judge and this machine's llama-server is not built yet, instead of work
+    accepted that then fails; (re)starts a build that is not running."""
+    if not (LOCAL_JUDGE_NAME in models and builds_here(settings)):
         return
     build = machine_build()
     if build.ready():
@@ -74,10 +81,11 @@ def require_local_judge(plan: BatchPlan, settings: Settings) -> None:
     build.start_in_background()  # after a failure or a stop: try again
     state = build.state()
     retry = retry_after_s(state)
+    other = "name other judges (the deterministic ones score now)"
     raise LocalJudgeStarting(
         f"the local judge ({LOCAL_JUDGE_NAME}) is not ready: llama-server is being built "
-        f"once for this machine, {state.describe()}; retry in {retry} s, or name other "
-        "judges (the deterministic ones score now)",
+        f"once for this machine, {state.describe()}; retry in {retry} s, or "
+        f"{other if field == 'judges' else f'give another {field}'}",
         retry_after_s=retry,
-        detail={"field": "judges", "local_judge": state.as_json()},
+        detail={"field": field, "local_judge": state.as_json()},
     )
