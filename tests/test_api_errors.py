@@ -127,6 +127,17 @@ def test_unknown_judge_is_422_naming_it(client, keys, stored):
     assert "reference_match" in err["message"].split("known judges:")[1]
 
 
+@pytest.mark.parametrize("judge", ["foo/bar", {"name": "foo/bar", "weight": 2}])
+def test_a_model_of_a_provider_litellm_does_not_know_is_422_naming_it(client, keys, stored, judge):
+    """Not accepted and then every sample masked: litellm calls no ``foo/`` model."""
+    body = {**GOOD, "judges": ["reference_match", judge]}
+    err = error(
+        client.post("/v1/rewards", json=body, headers=keys["trainer"]), 422, "unknown_judge"
+    )
+    assert err["detail"]["field"] == "judges.1" and err["detail"]["judge"] == "foo/bar"
+    assert "judges.1" in err["message"] and "'foo'" in err["message"]
+
+
 def test_judge_with_bad_options_is_422(client, keys, stored):
     body = {**GOOD, "judges": [{"name": "regex_match", "pattern": "("}]}
     err = error(

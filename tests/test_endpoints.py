@@ -18,10 +18,14 @@ from sqlalchemy.orm import Session
 
 from judge_service.core.api.app import create_app
 from judge_service.core.errors import EndpointRefused
+from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings, get_settings
 from judge_service.core.storage.db import get_engine
 from judge_service.core.storage.tables import BatchRow
 from judge_service.judging.endpoints import FREE_ENDPOINT_KEY, resolve_spec
+from judge_service.judging.providers import litellm_providers
+from judge_service.scoring.web_batching import resolve_plan
+from judge_service.wire import RewardRequest, spec_object
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
 
@@ -254,3 +258,35 @@ def test_a_worker_whose_settings_forbid_a_stored_api_base_refuses_it() -> None:
     gone = settings.model_copy(update={"endpoints": {}})
     with pytest.raises(EndpointRefused, match="unknown endpoint"):
         resolve_spec({"name": "openai/judge-a", "endpoint": "vllm-a"}, settings=gone)
+
+
+@pytest.mark.parametrize(
+    "judge",
+    [
+        "openai/gpt-4.1-mini",
+        "anthropic/claude-3-5-haiku-latest",
+        "hosted_vllm/Qwen/Qwen2.5-7B-Instruct",
+        "together_ai/meta-llama/Llama-3-8b-chat-hf",
+        "nano-gpt/some-model",  # one of litellm's JSON-configured providers
+        "local/smollm2-135m",
+        "reference_match",
+        {"name": "openai/judge-a", "endpoint": "vllm-a"},
+        {"name": "hosted_vllm/Qwen/Qwen2.5-7B-Instruct", "endpoint": "other"},
+    ],
+)
+def test_litellm_providers_named_endpoints_and_the_builtin_judges_make_a_plan(
+    locked: Settings, judge: Any
+) -> None:
+    """The provider check refuses only what litellm cannot call."""
+    request = RewardRequest.model_validate({"samples": SAMPLES, "judges": [judge]})
+    plan = resolve_plan(request, settings=locked, registry=Registry(), project="default")
+    assert [entry.name for entry in plan.judges] == [spec_object(judge)["name"]]
+
+
+def test_the_providers_are_litellms_own_list() -> None:
+    """Read from the installed package without importing it, they are what litellm knows."""
+    import litellm
+    from litellm.llms.openai_like.json_loader import JSONProviderRegistry
+
+    own = {getattr(p, "value", p) for p in litellm.provider_list}
+    assert litellm_providers() == own | set(JSONProviderRegistry.list_providers())
