@@ -211,6 +211,9 @@ def test_a_rubric_can_set_the_penalty_policy(client, keys):
     assert created.json()["penalty"] == "mask"
     body = score(client, keys, [HONEST, INJECTION], rubric="strict-refunds")
     assert body["rubric"] == "strict-refunds@1"
+    # no model judge asks its criteria: the answer says that only its penalty applied
+    (warning,) = [w for w in body["warnings"] if "strict-refunds" in w]
+    assert "was not applied" in warning and "penalty policy 'mask'" in warning
     honest, hack = body["results"]
     assert honest["valid"] is True
     assert hack["valid"] is False and hack["failure_kind"] == "flagged_hack"

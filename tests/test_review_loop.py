@@ -241,6 +241,30 @@ def test_mining_runs_on_a_celery_worker(
         worker.kill()
 
 
+def test_a_rubric_no_judge_asks_is_said_not_applied(
+    client: TestClient, keys: dict, fake: FakeOpenAIServer
+):
+    """Only model judges ask a rubric's criteria: with deterministic judges alone the answer
+    (and every poll of it) says the rubric was not applied, instead of only echoing it."""
+    trainer = keys["trainer"]
+    assert client.post("/v1/rubrics", json=RUBRIC, headers=keys["admin"]).status_code == 201
+    alone = score(client, trainer, samples=samples(2), judges=["reference_match"], rubric=NAME)
+    assert alone["rubric"] == f"{NAME}@1"
+    (warning,) = [w for w in alone["warnings"] if NAME in w]
+    assert f"rubric {NAME}@1 was not applied" in warning and "reference_match" in warning
+    assert "penalty" not in warning  # this rubric sets none
+    polled = client.get(f"/v1/rewards/{alone['batch_id']}", headers=trainer).json()
+    assert polled["warnings"] == alone["warnings"]
+    mixed = score(
+        client, trainer, samples=samples(2), judges=["reference_match", llm_judge(fake)],
+        rubric=NAME,
+    )  # fmt: skip
+    assert not [w for w in mixed["warnings"] if NAME in w]
+    assert all(
+        f"rubric/{c['id']}" in r["components"] for r in mixed["results"] for c in RUBRIC["criteria"]
+    )
+
+
 def test_mining_without_a_model_uses_the_local_smollm2(client: TestClient, keys: dict):
     """No ``model`` and no JS_DEFAULT_JUDGES: the real local model proposes (grammar-bound)."""
     admin = keys["admin"]

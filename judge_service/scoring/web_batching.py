@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from judge_service import wire
 from judge_service.access.projects import Scope
 from judge_service.audit.detectors import audit_plan
+from judge_service.contracts import UsesLLM
 from judge_service.core.errors import (
     Conflict,
     DuplicateSampleIds,
@@ -29,7 +30,9 @@ from judge_service.core.settings import Settings
 from judge_service.core.storage import audit
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.tables import ApiKeyRow, BatchRow
+from judge_service.domain import Rubric
 from judge_service.judging.endpoints import check_specs, resolve_specs, strip_secrets
+from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.judging.panels import build_panel, default_panel, normalise_spec
 from judge_service.rubrics.store_plan import calibration_maps, resolve_rubric
 from judge_service.scoring import store_batches as batches
@@ -86,7 +89,7 @@ def resolve_plan(
     )
     specs = plan_judges(request, settings=settings)
     aggregator = request.aggregator or settings.default_aggregator
-    build_panel(
+    panel = build_panel(
         resolve_specs(specs, settings=settings) or [],
         registry=registry,
         aggregator=aggregator,
@@ -101,11 +104,14 @@ def resolve_plan(
         settings=settings,
         field="hindsight_judges",
     )
+    penalty = request.penalty or (rubric.penalty if rubric else None)
+    unasked = rubric is not None and not any(isinstance(m.judge, UsesLLM) for m in panel.members)
     return BatchPlan(
         judges=specs,
         aggregator=aggregator,
         quorum=request.quorum,
         rubric=rubric,
+        warnings=[rubric_not_applied(rubric, specs, request.penalty)] if unasked else [],
         calibration=(
             calibration_maps([s["name"] for s in specs], settings=settings, project=project)
             if request.calibrate
@@ -114,11 +120,26 @@ def resolve_plan(
         **audit_plan(
             request.detectors,
             hindsight or None,
-            request.penalty or (rubric.penalty if rubric else None),
+            penalty,
             settings=settings,
             registry=registry,
         ),
     )
+
+
+def rubric_not_applied(rubric: Rubric, specs: list[dict[str, Any]], penalty: str | None) -> str:
+    """What a batch's answers say when its rubric's criteria are asked of no judge: only the
+    judges that call a model (``uses_llm``) ask them, so the rubric adds no ``rubric/*``
+    component; of it, at most its penalty policy applies."""
+    names = ", ".join(spec["name"] for spec in specs)
+    said = (
+        f"rubric {rubric.ref} was not applied: no judge of the panel ({names}) asks a "
+        f"rubric's criteria; only model judges do, such as {LOCAL_JUDGE_NAME} or "
+        "openai/gpt-4.1-mini"
+    )
+    if penalty is None and rubric.penalty is not None:
+        said += f"; of the rubric, only its penalty policy {rubric.penalty!r} applies"
+    return said
 
 
 def plan_reads_database(request: wire.RewardRequest) -> bool:

@@ -97,7 +97,7 @@ async def submit_and_wait(
     require_local_judge(plan, settings)
     warnings = local_judge_warnings(body, plan, settings=settings)
     if warnings:  # stored with the batch: every answer of it (POST, polls, any replica) says so
-        plan = plan.model_copy(update={"warnings": warnings})
+        plan = plan.model_copy(update={"warnings": [*plan.warnings, *warnings]})
 
     def store() -> tuple[str, datetime, bool]:
         with session_scope(url) as session:
