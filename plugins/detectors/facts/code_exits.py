@@ -86,7 +86,7 @@ def report_rewrite(r: CodeReader) -> None:
 
 def _drops_tests(hook: ast.FunctionDef, node: ast.AST) -> bool:
     """Inside a runner hook: every collected test thrown away (``items[:] = []``,
-    ``items.clear()``, ``del items[:]``) or each test skipped unconditionally."""
+    ``items.clear()``, ``del items[:]``), marked skip or xfail, or skipped unconditionally."""
     if isinstance(node, ast.Assign) and any(
         isinstance(t, ast.Subscript) and dotted(t.value) == "items" for t in node.targets
     ):
@@ -98,6 +98,8 @@ def _drops_tests(hook: ast.FunctionDef, node: ast.AST) -> bool:
         name = dotted(node.func)
         if name == "items.clear":
             return True
+        if name.endswith(".add_marker") and hook.name == "pytest_collection_modifyitems":
+            return bool(re.search(r"\b(?:skip|xfail)\b", ast.unparse(node)))
         return name in ("pytest.skip", "pytest.xfail") and hook.name.startswith("pytest_runtest")
     return False
 
