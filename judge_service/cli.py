@@ -118,7 +118,8 @@ def serve(
     from judge_service.core.api.startup import DatabaseStartup
     from judge_service.core.storage.db import describe_url
 
-    settings = get_settings()
+    environment = get_settings()
+    settings = environment.served_on(host)  # free endpoints: off beyond loopback
     _logging(settings.log_level)
     if workers > 1 and (settings.embedded or settings.database_url.startswith("sqlite")):
         raise typer.BadParameter(
@@ -129,6 +130,13 @@ def serve(
             param_hint="--workers",
         )
     log.info("database: %s", describe_url(settings.database_url))
+    if settings.free_endpoints != environment.free_endpoints:
+        log.info(
+            "free endpoints: off, as the API listens on %s, beyond loopback: a request's own "
+            "api_base is refused (JS_ENDPOINTS names the model servers; "
+            "JS_ALLOW_FREE_ENDPOINTS=true allows any)",
+            host,
+        )
 
     def upgrade_now() -> None:
         for ref in _upgrade(settings.database_url):

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import inspect, select, text
@@ -28,6 +30,7 @@ from judge_service.scoring.web_batching import resolve_plan
 from judge_service.wire import RewardRequest, spec_object
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
+from tests.helpers import Server, service_env
 
 SECRET = "sk-test-SECRET-123"
 SAMPLES = [
@@ -222,6 +225,55 @@ def test_free_endpoints_are_on_when_embedded_and_off_with_a_broker(
     assert get_settings(broker_url="redis://127.0.0.1:6379/0").free_endpoints is True
     monkeypatch.setenv("JS_ALLOW_FREE_ENDPOINTS", "false")
     assert get_settings(broker_url=None).free_endpoints is False
+
+
+@pytest.mark.parametrize(
+    ("host", "free"),
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.20", False),
+        ("gpu-box.internal", False),
+        ("", False),
+    ],
+)
+def test_free_endpoints_are_off_when_serve_listens_beyond_loopback(
+    monkeypatch: pytest.MonkeyPatch, host: str, free: bool
+) -> None:
+    """Embedded, any trainer key could make the service call any address once ``serve``
+    listens on the network: unless JS_ALLOW_FREE_ENDPOINTS says so, free endpoints are
+    off there, as with a broker."""
+    monkeypatch.delenv("JS_ALLOW_FREE_ENDPOINTS", raising=False)
+    assert get_settings(broker_url=None).served_on(host).free_endpoints is free
+    monkeypatch.setenv("JS_ALLOW_FREE_ENDPOINTS", "true")
+    assert get_settings(broker_url=None).served_on(host).free_endpoints is True
+    monkeypatch.setenv("JS_ALLOW_FREE_ENDPOINTS", "false")
+    assert get_settings(broker_url=None).served_on(host).free_endpoints is False
+
+
+def test_serve_on_every_interface_refuses_a_free_api_base(
+    migrated_sqlite_url: str, tmp_path: Path
+) -> None:
+    """The real ``serve --host 0.0.0.0``, embedded: a request's own api_base is a 422, and
+    the first log lines say why."""
+    env = service_env(JS_DATABASE_URL=migrated_sqlite_url, JS_DETECTORS="none")
+    server = Server(
+        env=env, cwd=tmp_path, log=tmp_path / "serve.log", extra_args=["--host", "0.0.0.0"]
+    )
+    try:
+        headers = {"Authorization": f"Bearer {make_key(migrated_sqlite_url, 'trainer')}"}
+        judge = {"name": "openai/any", "api_base": METADATA_URL}
+        body = {"samples": SAMPLES, "judges": [judge]}
+        refused(
+            httpx.post(f"{server.url}/v1/rewards", json=body, headers=headers), "judges.0.api_base"
+        )
+        assert "free endpoints: off" in server.log() and "JS_ALLOW_FREE_ENDPOINTS" in server.log()
+    finally:
+        server.kill()
 
 
 def test_endpoints_are_read_from_json_and_their_keys_never_print(

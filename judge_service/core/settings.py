@@ -6,6 +6,7 @@ Nothing here runs at import: the app, the worker and the CLI each build a
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any, Literal
 
@@ -15,6 +16,17 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: The folder name under the user's data directory (``$XDG_DATA_HOME`` on Linux).
 APP_NAME = "judge-service"
+
+
+def is_loopback(host: str) -> bool:
+    """True when listening on ``host`` reaches this machine only: ``localhost`` or a
+    loopback address. Any other name may resolve to a network address: not loopback."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def default_database_url() -> str:
@@ -117,7 +129,8 @@ class Settings(BaseSettings):
     allow_free_endpoints: bool | None = Field(
         default=None,
         description="Let requests name any api_base (local use). Unset: on when embedded (no "
-        "broker), off with a broker.",
+        "broker) and `serve` listens on loopback only; off with a broker, or when `serve "
+        "--host` is any other address.",
     )
     openai_transport: Literal["lean", "litellm"] = Field(
         default="lean",
@@ -225,6 +238,15 @@ class Settings(BaseSettings):
         if self.allow_free_endpoints is not None:
             return self.allow_free_endpoints
         return self.embedded
+
+    def served_on(self, host: str) -> Settings:
+        """These settings for ``serve --host host``. Free endpoints let any trainer key make
+        the service call an address of its choosing; when the API listens beyond loopback
+        (``0.0.0.0``, a LAN address, a host name), they are off unless
+        ``JS_ALLOW_FREE_ENDPOINTS`` is set, as with a broker."""
+        if self.allow_free_endpoints is not None or is_loopback(host):
+            return self
+        return self.model_copy(update={"allow_free_endpoints": False})
 
     @property
     def max_body_bytes(self) -> int:
