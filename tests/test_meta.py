@@ -360,3 +360,57 @@ def test_an_outcome_is_the_wire_result_with_full_records() -> None:
     assert answer.reward == 0.25 and answer.judges[0].score == 0.25
     assert answer.findings[0].kind == "k"
     assert "usage" not in answer.model_dump()
+
+
+#: A dotted name inside the package, in code, a docstring, a comment or a page:
+#: ``judge_service.<package>.<module or name>...`` (two-part names are entry-point groups,
+#: task names and file names, not modules).
+DOTTED = re.compile(r"\bjudge_service(?:\.[A-Za-z_]\w*){2,}")
+
+
+def _names_something(dotted: str) -> bool:
+    """True when ``dotted`` is a module, or a name reachable from its longest module."""
+    import importlib
+
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        module = ".".join(parts[:end])
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            target = importlib.import_module(module)
+            for attribute in parts[end:]:
+                if not hasattr(target, attribute):
+                    return False
+                target = getattr(target, attribute)
+            return True
+    return False
+
+
+def stale_references(paths: list[Path]) -> list[str]:
+    """Each dotted name of the package in ``paths`` that names nothing (a module renamed or
+    moved, as ``world.episode_reward`` became ``world.web_episode_reward``)."""
+    found = set()
+    for path in paths:
+        for match in DOTTED.finditer(path.read_text(encoding="utf-8")):
+            if not _names_something(match.group(0)):
+                where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+                found.add(f"{where}: {match.group(0)}")
+    return sorted(found)
+
+
+def test_every_dotted_name_of_the_package_names_a_module_or_a_name() -> None:
+    sources = [p for folder in (PACKAGE, PLUGINS, BRIDGE, TESTS) for p in python_files(folder)]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert stale_references(sources + pages) == []
+
+
+def test_the_stale_reference_checker_flags_a_planted_name(tmp_path: Path) -> None:
+    page = ROOT / "docs" / "world.md"  # a real page, and a copy of it with one more line
+    planted = tmp_path / "planted.md"
+    gone = ".".join(["judge_service", "world", "episode_reward"])
+    planted.write_text(page.read_text(encoding="utf-8") + f"\nsee :mod:`{gone}`\n")
+    assert stale_references([page]) == []
+    assert stale_references([planted]) == [f"planted.md: {gone}"]

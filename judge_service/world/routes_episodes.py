@@ -6,7 +6,7 @@ world are kept loaded in the process: :mod:`judge_service.world.world_cache`), p
 action through the engine and stores the episode again, in one transaction, so a restart of
 ``serve`` loses nothing. A malformed action is the engine's to answer (a tool error in the
 observation). When the episode ends, its verdict is stored with it first, then it goes
-through the normal reward path as one sample (:mod:`judge_service.world.episode_reward`).
+through the normal reward path as one sample (:mod:`judge_service.world.web_episode_reward`).
 
 A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): arguments bound
 by a plan (``api.lean``), played at once on SQLite when nothing makes it wait (``play_now``;
