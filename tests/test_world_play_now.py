@@ -128,3 +128,16 @@ def test_what_is_not_cached_leaves_the_step_to_a_thread(opened, forget):
 def test_postgresql_steps_go_to_a_thread():
     state = SimpleNamespace(settings=SimpleNamespace(database_url="postgresql+psycopg://x/y"))
     assert play_now(state, Move("e1", ew.EpisodeStep(action={}), SCOPE)) is None
+
+
+def test_the_model_a_step_may_need_is_read_from_the_script_by_a_function() -> None:
+    """``_with_model`` takes what reads a script's model (its ``user_model`` or its
+    ``simulator``), not a model's name: the annotation says what the callers pass."""
+    from collections.abc import Callable
+    from typing import Any, get_type_hints
+
+    from judge_service.world import store_episode_play
+    from judge_service.world.script import Script
+
+    hints = get_type_hints(store_episode_play._with_model)
+    assert hints["model_of"] == Callable[[Script], dict[str, Any] | None]

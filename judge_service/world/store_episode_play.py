@@ -8,6 +8,7 @@ transaction; the script and the world come from the process's cache
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -161,21 +162,21 @@ def may_need_models(state: Any, episode_id: str) -> bool:
 
 
 def _with_model(
-    state: Any, episode_id: str, scope: Scope, model: str
+    state: Any, episode_id: str, scope: Scope, model_of: Callable[[Script], dict[str, Any] | None]
 ) -> tuple[store.Read, Script] | None:
-    """The open episode's row and script when its script names a ``model`` (``user_model``
-    or ``simulator``); else ``None``. A script already cached without one costs no read, so
-    a step without models pays nothing for this."""
+    """The open episode's row and script when its script names the model ``model_of`` reads
+    (its ``user_model`` or its ``simulator``); else ``None``. A script already cached without
+    one costs no read, so a step without models pays nothing for this."""
     cache, url = inputs.caches(state), state.settings.database_url
     cached = cache.scripts.peek(episode_id)
-    if cached is not None and model(cached) is None:
+    if cached is not None and model_of(cached) is None:
         return None
     with get_engine(url).connect() as connection:
         row = visible(store.read_episode(connection, episode_id), scope, episode_id)
         script = cache.scripts.get(
             episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
         )
-    if model(script) is None or row.status != "open":
+    if model_of(script) is None or row.status != "open":
         return None
     return row, script
 
