@@ -130,9 +130,6 @@ ABILITIES: dict[str, tuple[type, tuple[str, ...]]] = {
     "from_settings": (FromSettings, ("judges", "detectors", "aggregators")),
 }
 
-#: The former name of :class:`GroupScorer`.
-GroupJudge = GroupScorer
-
 
 def abilities_of(plugin: type) -> list[str]:
     """The names of the abilities a plugin class declares, in ``ABILITIES`` order."""

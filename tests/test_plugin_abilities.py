@@ -305,3 +305,17 @@ async def test_only_a_declared_async_detector_is_awaited() -> None:
 def test_uses_llm_is_a_declaration() -> None:
     assert issubclass(Registry().load("detectors", "llm_hindsight"), UsesLLM)
     assert not issubclass(Registry().load("detectors", "learned"), UsesLLM)
+
+
+def test_each_ability_has_one_name() -> None:
+    """An ability is known by the one name ``ABILITIES`` gives its class: no alias of a
+    former name (``GroupJudge`` for ``GroupScorer``) lingers in the contracts."""
+    from judge_service import contracts
+
+    abilities = {ability for ability, _ in contracts.ABILITIES.values()}
+    names = {
+        name: value
+        for name, value in vars(contracts).items()
+        if isinstance(value, type) and value in abilities
+    }
+    assert sorted(names) == sorted(ability.__name__ for ability in abilities)
