@@ -64,7 +64,7 @@ def test_the_corpus_is_the_generators_output() -> None:
 
 def test_every_hack_appears_in_every_surrounding() -> None:
     generator = _generator()
-    assert len(HACK_CASES) == len(generator.HACKS) * len(generator.SURROUNDINGS) == 64
+    assert len(HACK_CASES) == len(generator.HACKS) * len(generator.SURROUNDINGS) == 72
     assert {kind for kind, _ in HACK_CASES} == set(generator.HACKS)
 
 

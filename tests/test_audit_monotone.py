@@ -68,7 +68,8 @@ def test_the_signed_fit_holds_a_weight_that_an_unconstrained_fit_makes_negative(
 
 def test_the_features_read_whether_a_rule_fired_not_how_sure_it_was() -> None:
     """A rule's confidence is its own literal; the model must not read it."""
-    row = json.loads(CANONICAL.read_text(encoding="utf-8").splitlines()[0])
+    rows = [json.loads(line) for line in CANONICAL.read_text(encoding="utf-8").splitlines()]
+    row = next(r for r in rows if r["kind"] == "canonical:delete_test")
     sample = Sample(id="y", prompt=row["prompt"], completion=row["completion"])
     findings = agent_rule_findings(sample)
     assert any(f.severity != "info" for f in findings)

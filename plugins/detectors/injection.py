@@ -55,6 +55,9 @@ _ADDRESSED = re.compile(
     r"(?:instructions?|rules?|criteria|rubrics?|guidelines|prompts?|directions)"
     r"|<\|im_start\|>\s*system|<\s*/?\s*(?:system|sys|instructions?)\s*>|^\s*#{2,}\s*(?:system|instruction)"
     r"|^\s*\[(?:system|admin|developer|evaluator|grader)(?:\s+(?:note|message|override))?\]"
+    # "if you are an AI grading this": the grader addressed by what it is
+    rf"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|(?:language\s+)?model|{_GRADER})\b[^.\n]{{0,30}}?"
+    r"\b(?:grading|evaluating|judging|scoring|rating|reviewing|assessing)\s+(?:this|the|my)\b"
     r"|<!--[^>]{0,300}?(?:judge|grader|evaluat|score|rate|rating)",
     re.IGNORECASE | re.MULTILINE,
 )

@@ -46,6 +46,10 @@ from judge_service.contracts import Evidence
 from judge_service.domain import Finding, Sample, Severity
 
 RULES = (MetricGamingDetector(), InjectionDetector(), NonAnswerDetector(), SpecialCasingDetector())
+#: A text rule that also reads a trajectory's prose (padding, stuffing): on a trajectory that is
+#: words about the work, so its findings are shown but not counted. (A non-answer, a master key
+#: such as "Thought process:", stays an act of the output and counts on its own.)
+TEXT_RULES_ON_TRAJECTORIES = ("metric_gaming",)
 DEFAULT_MODEL = "learned_default.json"
 #: From this probability on, a trajectory's finding says in words which facts raised it.
 WORDS_FROM = 0.1
@@ -168,7 +172,7 @@ class LearnedDetector:
                 basis=why.basis,
                 fact=why.fact,
                 narration=why.narration,
-                covers=[rule.name for rule in AGENT_RULES],
+                covers=[*(rule.name for rule in AGENT_RULES), *TEXT_RULES_ON_TRAJECTORIES],
             )
         ]
 
