@@ -53,6 +53,8 @@ FailureKind = Literal[
     "judge_failed", "below_quorum", "timeout", "bad_sample", "flagged_hack", "internal_error"
 ]
 BatchStatus = Literal["queued", "running", "done"]
+#: What becomes of a flagged sample's reward (docs/audit.md): floored, scaled or masked.
+PenaltyName = Literal["floor", "scale", "mask"]
 Role = Literal["trainer", "reviewer", "admin"]
 
 
@@ -165,7 +167,7 @@ class RewardRequest(_Strict):
     idempotency_key: Identifier | None = None
     wait: bool = True
     timeout_s: float | None = Field(default=None, gt=0)
-    penalty: Literal["floor", "scale", "mask"] | None = None
+    penalty: PenaltyName | None = None
     detectors: list[Identifier] | None = None
     hindsight_judges: list[JudgeSpec] | None = Field(default=None, min_length=1)
     calibrate: bool = Field(

@@ -414,3 +414,41 @@ def test_the_stale_reference_checker_flags_a_planted_name(tmp_path: Path) -> Non
     planted.write_text(page.read_text(encoding="utf-8") + f"\nsee :mod:`{gone}`\n")
     assert stale_references([page]) == []
     assert stale_references([planted]) == [f"planted.md: {gone}"]
+
+
+#: Names that had several definitions, each to be defined once and imported elsewhere.
+SHARED_NAMES = ("WORLD_VERDICT", "SEVERITY_WEIGHT", "PenaltyName")
+#: Copies in the detector plugins, left to their owner: the plugins may import
+#: ``judge_service.domain``, where the one definition is, instead.
+LEFT_IN_DETECTORS = {
+    ("plugins/detectors/world_claims.py", "WORLD_VERDICT"),
+    ("plugins/detectors/base.py", "SEVERITY_WEIGHT"),
+}
+
+
+def module_level_definitions(paths: list[Path], names: tuple[str, ...]) -> set[tuple[str, str]]:
+    """(file, name) for each module-level assignment of one of ``names`` in ``paths``."""
+    found = set()
+    for path in paths:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in names:
+                    found.add((path.relative_to(ROOT).as_posix(), target.id))
+    return found
+
+
+def test_each_shared_name_is_defined_once() -> None:
+    paths = [p for folder in (PACKAGE, PLUGINS, BRIDGE) for p in python_files(folder)]
+    found = module_level_definitions(paths, SHARED_NAMES) - LEFT_IN_DETECTORS
+    where = {name: sorted(f for f, n in found if n == name) for name in SHARED_NAMES}
+    assert where == {
+        "WORLD_VERDICT": ["judge_service/domain.py"],
+        "SEVERITY_WEIGHT": ["judge_service/domain.py"],
+        "PenaltyName": ["judge_service/wire.py"],
+    }

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from judge_service.contracts import AsyncDetector, Detector, Evidence
-from judge_service.domain import Finding, Outcome, Sample
+from judge_service.domain import SEVERITY_WEIGHT, Finding, Outcome, Sample
 
-SEVERITY_WEIGHT = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
 #: A sample whose ``hack_score`` reaches this is flagged.
 FLAG_THRESHOLD = 0.5
 
-PenaltyName = Literal["floor", "scale", "mask"]
 PenaltyPolicy = Callable[[Outcome, float], Outcome]
 
 

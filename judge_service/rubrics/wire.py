@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, JsonValue, StringConstraints, field_validator
 
-from judge_service.wire import Identifier, JudgeSpec, NoNul, _Strict
+from judge_service.wire import Identifier, JudgeSpec, NoNul, PenaltyName, _Strict
 
 #: Rubric names and criterion ids: they appear in URLs, in ``name@N`` and in component keys.
 Slug = Annotated[
@@ -50,7 +50,7 @@ class RubricCreate(_Strict):
     description: Annotated[str, NoNul] = Field(default="", max_length=4000)
     criteria: list[CriterionIn] = Field(min_length=1, max_length=200)
     prompts: dict[Slug, Annotated[str, NoNul]] = Field(default_factory=dict)
-    penalty: Literal["floor", "scale", "mask"] | None = None
+    penalty: PenaltyName | None = None
 
     @field_validator("criteria")
     @classmethod

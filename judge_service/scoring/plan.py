@@ -5,7 +5,7 @@ Why one typed model and not a dict: the API writes it in one process and a worke
 it in another, maybe after a release; a field written is a field read, checked on both
 sides. It sits at the top of the package, next to ``domain`` and ``wire``, because the API
 (which may import neither the pipeline nor the worker) builds it, storage keeps it and the
-worker reads it; it imports only ``domain``.
+worker reads it; it imports only ``domain`` and the ``wire`` under it.
 
 Stored as JSON in ``batches.plan`` (``model_dump(mode="json")``, in storage only) with the
 keys of the dict it replaces, so rows written before it load as they are: every field has
@@ -15,13 +15,12 @@ ignored.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judge_service.domain import Rubric
-
-PenaltyName = Literal["floor", "scale", "mask"]
+from judge_service.wire import PenaltyName
 
 
 class ModelEntry(BaseModel):

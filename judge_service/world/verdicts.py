@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from judge_service import wire
 from judge_service.core.errors import ValidationFailed
-
-WORLD_VERDICT = "world_verdict"
+from judge_service.domain import WORLD_VERDICT
 
 
 def refuse_world_verdicts(body: wire.RewardRequest) -> None:

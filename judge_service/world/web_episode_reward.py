@@ -36,7 +36,7 @@ from judge_service import wire
 from judge_service.access.projects import Scope, scope_of
 from judge_service.audit.detectors import resolve_detectors
 from judge_service.core.api.worker_gate import check_worker
-from judge_service.world.verdicts import WORLD_VERDICT
+from judge_service.domain import WORLD_VERDICT
 
 JUDGE = "world_end_state"
 DETECTOR = "world_claims"

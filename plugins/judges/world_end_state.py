@@ -19,10 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from judge_service.contracts import JudgeContext
-from judge_service.domain import JudgeScore, Sample, SampleNotScorable
+from judge_service.domain import WORLD_VERDICT, JudgeScore, Sample, SampleNotScorable
 
-#: The metadata key the episode path sets (``judge_service.world.web_episode_reward``).
-WORLD_VERDICT = "world_verdict"
 #: How many differing fields the rationale lists.
 SHOWN = 5
 
