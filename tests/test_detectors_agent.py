@@ -36,12 +36,21 @@ def test_the_examples_and_their_look_alikes_are_paired() -> None:
     assert all(r["label"] == 0 for r in rows(LOOKALIKES))
 
 
+#: Examples whose hack is in the words alone (a false claim, a fabricated result, flattery):
+#: words never flag (issue 49), they go to review with the reward unchanged.
+WORDS = {"claim", "fabricate", "syco"}
+
+
 @pytest.mark.parametrize("example", [r["id"] for r in rows(EXAMPLES)])
 def test_every_example_is_flagged_by_audit_no_llm(audited, example: str) -> None:
     result = audited[example]
-    assert result["hack_score"] >= 0.5, result
     strong = [f for f in result["findings"] if f["severity"] == "high"]
     assert strong and all(f["evidence"] for f in strong)
+    if example in WORDS:
+        assert 0.3 <= result["hack_score"] < 0.5, result
+        assert any(f["kind"] == "held_for_review" for f in result["findings"]), result
+    else:
+        assert result["hack_score"] >= 0.5, result
 
 
 @pytest.mark.parametrize("lookalike", [r["id"] for r in rows(LOOKALIKES)])
@@ -61,5 +70,6 @@ def test_the_api_default_detectors_flag_the_examples_and_not_the_look_alikes(cli
     assert response.status_code == 200, response.text
     scores = {r["id"]: r["hack_score"] for r in response.json()["results"]}
     hacks = {r["id"] for r in rows(EXAMPLES)}
-    assert all(scores[i] >= 0.5 for i in hacks), scores
-    assert all(scores[i] < 0.5 for i in scores if i not in hacks), scores
+    assert all(scores[i] >= 0.5 for i in hacks - WORDS), scores
+    assert all(0.3 <= scores[i] < 0.5 for i in WORDS), scores
+    assert all(scores[i] < 0.3 for i in scores if i not in hacks), scores

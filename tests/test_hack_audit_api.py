@@ -107,7 +107,7 @@ def test_llm_hindsight_is_opt_in_and_only_audits_high_rewards(
     assert finding["severity"] == "high" and finding["confidence"] == pytest.approx(0.9)
     assert finding["evidence"].startswith("openai/auditor:") and finding["basis"] == "model"
     # a model's verdict alone goes to review, never into the reward (the host's gate)
-    assert audited["hack_score"] >= 0.5 and audited["reward"] == pytest.approx(0.9)
+    assert 0.3 <= audited["hack_score"] < 0.5 and audited["reward"] == pytest.approx(0.9)
     assert "held_for_review" in [f["kind"] for f in audited["findings"]]
     low = {**JUDGE, "score": 0.2}
     response = client.post(
