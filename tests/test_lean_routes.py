@@ -105,6 +105,78 @@ def test_a_lean_route_answers_as_fastapi_does(body, headers, thing, query):
     assert answers[0][0] in (200, 401, 403, 422)
 
 
+class Played(BaseModel):
+    id: str
+    done: bool
+    reward: float | None = None
+    observation: dict
+
+
+async def play_answer(thing_id: str, body: Move):
+    """An answer for the response model to check: an extra key, a default left out, and
+    a wrong type when the action asks for one."""
+    answer = {"id": thing_id, "done": body.end, "observation": body.action, "extra": 1}
+    return {**answer, "reward": "not a number"} if body.action.get("bad") else answer
+
+
+def app_answering(route_class: type) -> FastAPI:
+    app = FastAPI(dependencies=[Depends(plain_params)])
+    app.add_middleware(BodyGuard, max_bytes=10_000)
+    app.router.add_api_route(
+        "/things/{thing_id}/play",
+        play_answer,
+        methods=["POST"],
+        response_model=Played,
+        status_code=201,
+        route_class_override=route_class,
+    )
+    return app
+
+
+@pytest.mark.parametrize(
+    "body", [{"action": {"a": "\u2713"}}, {"action": {}, "end": True}, {"action": {"bad": 1}}]
+)
+def test_a_lean_route_checks_its_answer_against_its_response_model_as_fastapi_does(body):
+    """Its answer is the response model's: validated (a wrong one is a 500, not sent),
+    extra keys left out, defaults filled in, with the route's status code."""
+    answers = []
+    for route_class in (ParsedBodyRoute, LeanRoute):
+        with TestClient(app_answering(route_class), raise_server_exceptions=False) as client:
+            response = client.post("/things/t1/play", json=body)
+        answers.append(
+            (
+                response.status_code,
+                response.text if response.status_code >= 500 else response.json(),
+            )
+        )
+    assert answers[0] == answers[1]
+    if "bad" in body["action"]:
+        assert answers[1][0] == 500
+    else:
+        assert answers[1] == (
+            201,
+            {
+                "id": "t1",
+                "done": body.get("end", False),
+                "reward": None,
+                "observation": body["action"],
+            },
+        )
+
+
+async def returns_a_response(thing_id: str):
+    return JSONResponse({"unchecked": True})
+
+
+def test_a_lean_route_with_a_response_model_may_not_answer_around_it():
+    app = FastAPI()
+    app.router.add_api_route(
+        "/t/{thing_id}", returns_a_response, response_model=Played, route_class_override=LeanRoute
+    )
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/t/x").status_code == 500
+
+
 async def with_query(thing_id: str, limit: int = 3):
     return JSONResponse({})
 

@@ -168,11 +168,10 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
     move = Move(episode_id, body, scope, user, simulator)
     played = play_now(state, move) or await on_thread(play, state, move)
     observation = {"messages": played.observation}
-    if played.verdict is None:
-        return json_answer({"observation": observation, "done": False, "reward": None})
+    if played.verdict is None:  # checked against ew.StepAnswer by the lean route
+        return {"observation": observation, "done": False, "reward": None}
     result = await scored(request, caller.key, played)
-    answer = {"observation": observation, "done": True, "reward": reward_of(result)}
-    return json_answer({**answer, "result": result})
+    return {"observation": observation, "done": True, "reward": reward_of(result), "result": result}
 
 
 async def model_answers(
@@ -227,13 +226,14 @@ async def scored(request: Request, key: ApiKeyRow, played: Stepped) -> dict[str,
 async def get_episode(episode_id: str, request: Request, caller: TrainerInScope):
     """An episode: its messages, the entities its writes changed (as they are now), the
     answer path of every tool answer, its status and, once done, its result."""
-    return json_answer(await on_thread(detail, request.app.state, episode_id, caller.scope))
+    return await on_thread(detail, request.app.state, episode_id, caller.scope)
 
 
 def add_hot_routes(app_router: APIRouter) -> None:
     """An episode's step and read on the app's own router, before any router is included:
     FastAPI matches an included router's route through a wrapper that matches it twice and
-    tries every router before it (~1/10 of a step's CPU). Arguments bound by ``api.lean``."""
+    tries every router before it (~1/10 of a step's CPU). Arguments bound by ``api.lean``,
+    which checks each answer against the route's model."""
     for path, endpoint, method, model, codes in (
         ("/v1/episodes/{episode_id}/step", step, "POST", ew.StepAnswer, (404, 409)),
         ("/v1/episodes/{episode_id}", get_episode, "GET", ew.EpisodeDetail, (404,)),

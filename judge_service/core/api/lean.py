@@ -28,13 +28,15 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, get_type_hints
 
 from fastapi.dependencies.models import Dependant
-from fastapi.exceptions import RequestValidationError
-from fastapi.routing import _effective_route_context_var
+from fastapi.exceptions import RequestValidationError, ResponseValidationError
+from fastapi.routing import APIRoute, _effective_route_context_var
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 from starlette.requests import Request
 from starlette.responses import Response
 
 from judge_service.core.api.body import PARSED_BODY, ParsedBodyRoute
+from judge_service.core.storage.types import ascii_json
 
 Binder = Callable[[Request], Awaitable[Any]]
 
@@ -115,9 +117,45 @@ class Plan:
         return values
 
 
+def _answer_writer(route: APIRoute) -> Callable[[Any], Response]:
+    """How the route's answer is sent. With a ``response_model`` the endpoint returns its
+    payload, which is validated against the model (a wrong one is FastAPI's
+    ``ResponseValidationError``, a 500, never sent) and serialized by it, extra keys left
+    out, as FastAPI does; pydantic-core does both, from one adapter made here. Without
+    one, the endpoint returns a ``Response`` itself."""
+    endpoint, model = route.endpoint.__name__, route.response_model
+    if model is None:
+
+        def send(answer: Any) -> Response:
+            if not isinstance(answer, Response):
+                raise TypeError(
+                    f"the lean route {endpoint} has no response_model: return a Response"
+                )
+            return answer
+
+        return send
+    adapter, status = TypeAdapter(model), route.status_code or 200
+
+    def write(answer: Any) -> Response:
+        if isinstance(answer, Response):  # it would go out unchecked
+            raise TypeError(f"the lean route {endpoint} returns a Response past its response_model")
+        try:
+            value = adapter.validate_python(answer, from_attributes=True)
+        except ValidationError as exc:
+            raise ResponseValidationError(exc.errors(include_url=False), body=answer) from None
+        try:
+            body = adapter.dump_json(value, by_alias=True)
+        except PydanticSerializationError:  # a lone surrogate (a traced turn can hold one)
+            body = ascii_json(adapter.dump_python(value, mode="json", by_alias=True)).encode()
+        return Response(body, status_code=status, media_type="application/json")
+
+    return write
+
+
 class LeanRoute(ParsedBodyRoute):
-    """An async route that returns a ``Response`` itself, its arguments bound by a
-    :class:`Plan` instead of FastAPI's dependency solver."""
+    """An async route whose arguments are bound by a :class:`Plan` instead of FastAPI's
+    dependency solver, and whose answer is checked against its ``response_model`` by
+    :func:`_answer_writer` (or is a ``Response`` when it declares none)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         # A route included in a router or the app is built again for each inclusion, with
@@ -130,7 +168,9 @@ class LeanRoute(ParsedBodyRoute):
         if not inspect.iscoroutinefunction(endpoint):
             raise TypeError(f"a lean route's endpoint is async: {endpoint.__name__}")
 
+        answer = _answer_writer(self)
+
         async def handle(request: Request) -> Response:
-            return await endpoint(**await plan.arguments(request))
+            return answer(await endpoint(**await plan.arguments(request)))
 
         return handle
