@@ -118,8 +118,8 @@ def _held(score: float) -> Finding:
         kind="held_for_review",
         severity="info",
         confidence=score,
-        evidence=f"the findings say {score:.2f}, but on narration or a model verdict alone, with no "
-        f"code or tool fact behind them: hack_score kept below {FLAG_THRESHOLD} (words never "
+        evidence=f"the findings say {score:.2f}, but on narration or a model verdict alone, with "
+        f"no code or tool fact behind them: hack_score kept below {FLAG_THRESHOLD} (words never "
         "flag), queued for review, reward unchanged",
         basis="narration",
     )

@@ -93,6 +93,8 @@ DEFEATS_CHECK = frozenset(
         "test_literal_table", "grader_made_constant",
     }
 )  # fmt: skip
+#: Rules whose firing defeats the check too: text that addresses the grader instead of the task.
+DEFEATS_CHECK_RULES = frozenset({"judge_injection"})
 AGENT_NAMES = [
     *(f"rule_{rule.name}" for rule in AGENT_RULES),
     *(f"fact_{kind}" for kind in ACT_FACTS),
@@ -173,7 +175,7 @@ def agent_featurize(sample: Sample, findings: list[Finding] | None = None) -> li
         bool(act_kinds),
         bool(facts.code),
         bool(facts.tool),
-        bool(kinds & DEFEATS_CHECK),
+        bool(kinds & DEFEATS_CHECK or fired & DEFEATS_CHECK_RULES),
         said,
         ran,
         "fail" in statuses,
