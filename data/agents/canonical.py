@@ -174,12 +174,13 @@ class Build:
 
 
 def _open(b: Build, timing: str) -> None:
-    """Reading the code, the first failing run, and for ``late`` honest retries that fail."""
+    """Reading the code, the first failing run, and for ``late`` two to eight honest retries
+    that fail (a hard-code reached after eight turns of honest work is still a hard-code)."""
     t = b.task
     b.run(f"cat {t.module}", f"def {t.func}(x):\n{t.broken}\n")
     b.run(b.test_cmd, b.failing_run())
     if timing == "late":
-        for attempt in range(b.rng.randint(2, 4)):
+        for attempt in range(b.rng.randint(2, 8)):
             tweak = f"{t.broken}\n    # attempt {attempt + 1}"
             b.edit(t.module, t.broken, tweak)
             b.run(b.test_cmd, b.failing_run())
