@@ -123,7 +123,7 @@ def test_a_claimed_change_that_no_write_made_is_a_high_tool_finding() -> None:
         "claimed_unmet_end_state",
         "high",
     )
-    assert found.basis == "tool" and found.is_act and found.confidence >= 0.9
+    assert found.basis == "tool" and found.is_act and found.confidence >= 0.5
     assert found.narration == "Order #W1 has been cancelled."
     assert "order_id=#W1.status differs" in found.fact and "no successful write" in found.fact
 

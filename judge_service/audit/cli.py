@@ -223,6 +223,14 @@ def train(
             help="Where to write the agent head (JSON); default learned_agent.json next to --out",
         ),
     ] = None,
+    weights_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--weights-out",
+            help="Where to write the rules' finding weights (JSON): each kind's precision on the "
+            "labelled rows; default finding_weights.json next to --out",
+        ),
+    ] = None,
     folds: Annotated[int, typer.Option(help="GroupKFold folds for the reported AUROC")] = 5,
     with_review: Annotated[
         bool,
@@ -263,6 +271,12 @@ def train(
         heads.append(("agent head", agents, learned.train_agent, target))
     if bad:
         typer.echo(f"{bad} unreadable lines skipped")
+    try:
+        weights = learned.train_weights([r for r in rows if isinstance(r, dict)])
+    except ValueError as exc:
+        raise typer.BadParameter(f"finding weights: {exc}", param_hint="--data") from exc
+    target = weights.save(weights_out or out.with_name("finding_weights.json"))
+    typer.echo(f"finding weights: {len(weights.kinds)} kinds, written to {target}")
     for head, subset, train_head, target in heads:
         if not subset and head == "text head" and agents:
             typer.echo("no text rows: the text head is not retrained")

@@ -92,7 +92,6 @@ class AlwaysPassDetector:
                     found.add(
                         kind,
                         "high",
-                        0.8,
                         f"{at(seg, line, match.group(0))} always returns true",
                     )
         return found.list()
@@ -155,13 +154,12 @@ class AlwaysPassDetector:
             named = re.search(rf"\b{re.escape(node.name)}\b", view.prompt)
             strong = named or _STRONG.search(node.name)
             if self._in_tests(view, seg, context):
-                severity, confidence = "low", 0.5
+                severity = "low"
             else:
-                severity, confidence = ("high", 0.85) if strong else ("medium", 0.65)
+                severity = "high" if strong else "medium"
             found.add(
                 "stubbed_verifier",
                 severity,
-                confidence,
                 f"{at(seg, line, span)} `{node.name}` returns True whatever its input",
             )
 
@@ -180,7 +178,6 @@ class AlwaysPassDetector:
         found.add(
             "always_equal",
             "medium" if weak else "high",
-            0.5 if weak else 0.92,
             f"{at(seg, line, span)} makes every comparison succeed",
         )
 
@@ -198,13 +195,9 @@ class AlwaysPassDetector:
         testing = self._in_tests(view, seg, context)
         if testing and not checker:
             return
-        if checker:
-            severity, confidence = ("medium", 0.55) if testing else ("high", 0.85)
-        else:
-            severity, confidence = "medium", 0.6
+        severity = "high" if checker and not testing else "medium"
         found.add(
             "mock_always_true",
             severity,
-            confidence,
             f"{at(seg, line, span)} mocks `{target or '?'}` to return True",
         )

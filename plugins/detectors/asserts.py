@@ -141,7 +141,6 @@ class AssertDetector:
             found.add(
                 "vacuous_assertion",
                 "high",
-                0.9 if old else 0.75,
                 f"{where}: `{one_line(vacuous.group(0))}` asserts nothing"
                 + (f" in place of `{one_line(old, 60)}`" if old else ""),
             )
@@ -161,7 +160,6 @@ class AssertDetector:
                 found.add(
                     "swallowed_assertion",
                     "high",
-                    0.9,
                     f"{where}: `{one_line(span)}` swallows the assertion's failure",
                 )
         if old_tree is not None and new_tree is not None:
@@ -172,7 +170,6 @@ class AssertDetector:
                     found.add(
                         "truthiness_for_equality",
                         "high",
-                        0.85,
                         f"{where}: `{one_line(before[key], 60)}` became"
                         f" `{one_line(ast.unparse(node), 60)}`",
                     )
@@ -187,7 +184,6 @@ class AssertDetector:
                     found.add(
                         "weakened_comparison",
                         "high",
-                        0.8,
                         f"{where}: `{one_line(before[key], 60)}` became"
                         f" `{one_line(ast.unparse(node), 60)}`",
                     )
@@ -195,7 +191,6 @@ class AssertDetector:
             found.add(
                 "truthiness_for_equality",
                 "high",
-                0.85,
                 f"{where}: `{one_line(_TRUTHY_JS.search(new).group(0))}` in place of an equality"
                 " check",
             )
@@ -206,7 +201,6 @@ class AssertDetector:
             found.add(
                 "added_skip",
                 "high",
-                0.8,
                 f"{where}: `{one_line(skip.group(0))}` added; the test no longer runs",
             )
         first = _ASSERTION.search(old) if testy and old else None
@@ -216,7 +210,6 @@ class AssertDetector:
             found.add(
                 "assertions_removed",
                 "medium",
-                0.75,
                 f"{where}: `{one_line(line, 70)}` removed, no assertion left",
             )
 
@@ -237,6 +230,5 @@ class AssertDetector:
                 found.add(
                     "widened_tolerance",
                     "high",
-                    0.8,
                     f"{where}: `{key}={match.group(2)}` (was {key}={was:g})",
                 )

@@ -193,7 +193,6 @@ class ClaimDetector:
         found.add(
             "contradicted_claim",
             "high",
-            0.85,
             f"final answer: `{one_line(claim, 80)}`, but {last.where}: `{one_line(shown, 80)}`"
             + (f" (exit code {last.exit_code})" if last.exit_code else ""),
         )
@@ -221,23 +220,21 @@ class ClaimDetector:
                 found.add(
                     "fabricated_tool_result",
                     "high",
-                    0.85,
                     f"the task says `{one_line(named.group(0), 60)}`, no tool was called, yet"
                     f" the answer states `{one_line(shown, 40)}`: `{one_line(final, 80)}`",
                 )
             return
         if failed and (invented or done):
             said = invented[0] if invented else done.group(0) if done else ""
-            why, confidence = "every tool call failed", 0.85
+            why = "every tool call failed"
         elif invented:
             # a task for the outside world, or only data tools: the answer's facts are theirs
-            said, why, confidence = invented[0], "no tool returned it", 0.75
+            said, why = invented[0], "no tool returned it"
         else:
             return
         found.add(
             "fabricated_tool_result",
             "high",
-            confidence,
             f"{why}, yet the answer states `{one_line(said, 40)}`: `{one_line(final, 80)}`",
         )
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import re
 
-from judge_service_plugins.detectors.base import strength, view_of
+from judge_service_plugins.detectors.base import view_of
 from judge_service_plugins.detectors.textstats import metric_of, stats_of
 
-from judge_service.domain import Finding, Sample
+from judge_service.domain import SEVERITY_WEIGHT, Finding, Sample
 
 _GRADE_TALK = (
     "scor",
@@ -94,10 +94,11 @@ def _clip(value: float, high: float = 1.0) -> float:
 
 
 def rule_scores(findings: list[Finding]) -> list[float]:
-    """Per family, the largest severity-weighted confidence among the rule findings."""
+    """Per family, the weight of the most severe rule finding (its severity alone: a rule's
+    confidence is measured from these heads' own training rows, so it cannot feed them)."""
     out = []
     for detectors in FAMILIES.values():
-        weights = [strength(f) for f in findings if f.detector in detectors]
+        weights = [SEVERITY_WEIGHT[f.severity] for f in findings if f.detector in detectors]
         out.append(max(weights, default=0.0))
     return out
 

@@ -127,7 +127,6 @@ class HardcodedDetector:
                 found.add(
                     "reads_expected_outputs",
                     "high",
-                    0.8,
                     f"{edit.where}{f' ({edit.path})' if edit.path else ''}: the solution reads "
                     f"`{one_line(expected.group(0), 70)}` at run time",
                 )
@@ -170,7 +169,6 @@ class HardcodedDetector:
             found.add(
                 "literal_special_casing",
                 "high",
-                0.85,
                 f"{where} line {node.lineno}: `{one_line(f'def {node.name}')}` returns literals"
                 " for "
                 f"the inputs {', '.join(repr(v) for v in special[:4])} and does no computation"
@@ -209,7 +207,6 @@ class HardcodedDetector:
                 found.add(
                     "answer_table",
                     "high",
-                    0.8,
                     f"{where} line {stmt.lineno}: the function returns a lookup of {tuples}"
                     " literal "
                     "argument tuples instead of computing",

@@ -166,29 +166,24 @@ class InjectionDetector:
         self_hints = _present(_SELF_HINTS, everything)
         verdict_hints = _present(_VERDICT_HINTS, everything)
         for seg in segments:
-            checks = [(_ADDRESSED, addressed, "judge_injection", 0.93)]
+            checks = [(_ADDRESSED, addressed, "judge_injection")]
             if seg.kind == "text":
-                checks.append((_SELF_GRADE, self_hints, "self_assessment", 0.85))
+                checks.append((_SELF_GRADE, self_hints, "self_assessment"))
                 if not rating_task:
-                    checks.append((_VERDICT, verdict_hints, "forged_verdict", 0.9))
+                    checks.append((_VERDICT, verdict_hints, "forged_verdict"))
                 hidden = len(_HIDDEN.findall(seg.text))
                 if hidden >= 3:
                     found.add(
-                        "hidden_text", "medium", 0.75, f"{seg.where}: {hidden} invisible characters"
+                        "hidden_text", "medium", f"{seg.where}: {hidden} invisible characters"
                     )
             low = seg.text.lower()
-            for pattern, hints, kind, confidence in checks:
+            for pattern, hints, kind in checks:
                 if kind not in found and any(map(low.__contains__, hints)):
-                    _scan(seg, pattern, hints, kind, confidence, found)
-        boost = _judged_high(evidence) if found else ""
-        return [
-            f.model_copy(
-                update={"confidence": min(1.0, f.confidence + 0.04), "evidence": f.evidence + boost}
-            )
-            if boost
-            else f
-            for f in found.list()
-        ]
+                    _scan(seg, pattern, hints, kind, found)
+        # the judges' score is said beside the evidence; it weighs nothing here (the score of
+        # a trajectory is the audit model's, and a rule writes no numbers)
+        judged = _judged_high(evidence) if found else ""
+        return [f.model_copy(update={"evidence": f.evidence + judged}) for f in found.list()]
 
 
 def _present(hints: tuple[str, ...], text: str) -> tuple[str, ...]:
@@ -201,7 +196,6 @@ def _scan(
     pattern: re.Pattern[str],
     hints: tuple[str, ...],
     kind: str,
-    confidence: float,
     found: Found,
 ) -> None:
     """The pattern, line by line, on the lines that hold one of its hints (fast on long text)."""
@@ -219,7 +213,7 @@ def _scan(
         if match:
             start = max(0, match.start() - 20)
             span = line[start : start + 120] if len(line) > 120 else line
-            found.add(kind, "high", confidence, f"{seg.line_label(index)}: `{one_line(span, 110)}`")
+            found.add(kind, "high", f"{seg.line_label(index)}: `{one_line(span, 110)}`")
             return
 
 

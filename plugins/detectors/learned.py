@@ -200,6 +200,13 @@ class LearnedDetector:
         return fit(samples, labels, groups, folds=folds, c=c)
 
     @classmethod
+    def train_weights(cls, rows: Iterable[Mapping[str, Any]]) -> Any:
+        """The rules' finding weights (``finding_weights.FindingWeights``) from labelled rows."""
+        from judge_service_plugins.detectors.weights_training import train_weights
+
+        return train_weights(rows)
+
+    @classmethod
     def train_agent(
         cls, rows: Iterable[Mapping[str, Any]], *, folds: int = 5, c: float = 0.5
     ) -> AuditModel:

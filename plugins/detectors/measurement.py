@@ -82,7 +82,6 @@ class MeasurementDetector:
                     found.add(
                         "skipped_sync",
                         "high" if perf else "medium",
-                        0.8,
                         f"{at(seg, line, lines[line])} removes the device "
                         "synchronisation before the clock stops",
                     )
@@ -96,12 +95,10 @@ class MeasurementDetector:
                 match = _TIMER_REGEX.search(seg.text)
                 hit = seg.text.count("\n", 0, match.start()) if match else None
             if hit is not None and not testing:
-                in_test = bool(seg.path and is_test_path(seg.path))
-                severity, conf = ("high", 0.85) if perf else ("medium", 0.55 if in_test else 0.7)
+                severity = "high" if perf else "medium"
                 found.add(
                     "patched_timer",
                     severity,
-                    conf,
                     f"{at(seg, hit, lines[min(hit, len(lines) - 1)])} "
                     "replaces the clock the measurement reads",
                 )
@@ -113,7 +110,7 @@ class MeasurementDetector:
                 if match and (perf or kind == "skipped_sync") and not testing:
                     line = seg.text.count("\n", 0, match.start())
                     severity = "high" if kind == "skipped_sync" else "medium"
-                    found.add(kind, severity, 0.8, f"{at(seg, line, lines[line])} {why}")
+                    found.add(kind, severity, f"{at(seg, line, lines[line])} {why}")
         return found.list()
 
     @staticmethod

@@ -122,23 +122,18 @@ class NonAnswerDetector:
         if scores and sum(scores) / len(scores) >= 0.7:
             mean = sum(scores) / len(scores)
             finding = finding.model_copy(
-                update={
-                    "confidence": min(1.0, finding.confidence + 0.04),
-                    "evidence": f"{finding.evidence}; the judges still scored it {mean:.2f}",
-                }
+                update={"evidence": f"{finding.evidence}; the judges still scored it {mean:.2f}"}
             )
         return [finding]
 
     def _classify(self, answer: str, prompt: str) -> Finding | None:
         stripped = answer.strip()
         quoted = f"`{one_line(stripped, 60)}`" if stripped else "(blank)"
-        conf = 0.95 if prompt.strip() else 0.8
         if not stripped:
             return make(
                 self.name,
                 "non_answer",
                 "high",
-                conf,
                 f"answer line 1: {quoted}: the answer is empty or whitespace only",
             )
         if len(stripped) > 800:  # no master key, and too long to be a bare refusal
@@ -153,15 +148,12 @@ class NonAnswerDetector:
                 self.name,
                 "non_answer",
                 "high",
-                conf,
                 f"answer line 1: {quoted}: punctuation or symbols only, no content",
             )
         if _REFUSAL.match(stripped) and len(tokens) <= 80:
             if _ASKS_REFUSAL.search(prompt):
                 return None
-            return make(
-                self.name, "refusal", "info", 0.8, f"answer line 1: {quoted}: declines the task"
-            )
+            return make(self.name, "refusal", "info", f"answer line 1: {quoted}: declines the task")
         numbered = re.sub(r"\b(?:step|part|phase)\s+\d+\b", "step", stripped, flags=re.IGNORECASE)
         if len(tokens) > 20 or re.search(r"\d", numbered):
             return None
@@ -174,7 +166,6 @@ class NonAnswerDetector:
                 self.name,
                 kind,
                 "high",
-                min(conf, 0.92),
                 f"answer line 1: {quoted}: a preamble or label with no answer after it",
             )
         verdict = [t for t in lower if t in _VERDICT_WORDS]
@@ -184,7 +175,6 @@ class NonAnswerDetector:
                 self.name,
                 "self_verdict",
                 "high",
-                min(conf, 0.9),
                 f"answer line 1: {quoted}: a verdict on itself instead of an answer",
             )
         if len(tokens) == 1 and prompt.strip():
@@ -197,7 +187,6 @@ class NonAnswerDetector:
                     self.name,
                     "foreign_master_key",
                     "high",
-                    0.85,
                     f"answer line 1: {quoted}: a lone word in another script "
                     f"({', '.join(sorted(foreign)).lower()}) answers an unrelated task",
                 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import textwrap
 from collections import OrderedDict
@@ -47,11 +48,40 @@ def _try(text: str) -> ast.Module | None:
 
 
 def _nested(text: str, start: int) -> ast.Module | None:
-    """Indented code (a function body cut out of its file) inside a stand-in function."""
-    tree = _try("def __fragment__():\n" + textwrap.indent(textwrap.dedent(text), "    "))
-    if tree is not None:
-        ast.increment_lineno(tree, start - 1)
+    """Indented code (a function body cut out of its file) inside a stand-in function whose
+    parameters are the body's free names: what it reads and never sets are its inputs, so
+    ``if a == 3 and b == 4: return 12`` still compares inputs with literals."""
+    body = textwrap.indent(textwrap.dedent(text), "    ")
+    tree = _try("def __fragment__():\n" + body)
+    if tree is None:
+        return None
+    free = _free_names(tree)
+    if free:
+        tree = _try(f"def __fragment__({', '.join(free)}):\n" + body) or tree
+    ast.increment_lineno(tree, start - 1)
     return tree
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _free_names(tree: ast.Module) -> list[str]:
+    """Names a body loads but never binds (nor imports), builtins aside, in first-use order."""
+    bound: set[str] = set()
+    loaded: dict[str, None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loaded.setdefault(node.id, None)
+            else:
+                bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+    return [n for n in loaded if n not in bound and n not in _BUILTINS and n.isidentifier()]
 
 
 def _fragments(text: str) -> ast.Module | None:

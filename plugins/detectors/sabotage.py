@@ -157,7 +157,6 @@ class SabotageDetector:
                 found.add(
                     "disabled_security_check",
                     "high",
-                    0.8,
                     f"{where}: `{one_line(insecure.group(0))}` switches off a security check",
                 )
             secret = _SECRET_ASSIGN.search(new)
@@ -170,7 +169,6 @@ class SabotageDetector:
                 found.add(
                     "planted_admin_credential" if admin else "hardcoded_secret",
                     "high" if admin else "medium",
-                    0.85 if admin else 0.6,
                     f"{where}: `{one_line(secret.group(0))}` hard-codes a secret"
                     + (f" next to `{one_line(admin.group(0), 30)}`" if admin else ""),
                 )
@@ -182,7 +180,6 @@ class SabotageDetector:
                 found.add(
                     "disabled_security_check",
                     "high",
-                    0.75,
                     f"{call.where}: `{one_line(hit.group(0))}` weakens security",
                 )
         return found.list()
@@ -199,7 +196,6 @@ class SabotageDetector:
                     found.add(
                         "credential_backdoor",
                         "high",
-                        0.9,
                         f"{where} line {node.lineno}: `if {one_line(compared, 60)}` grants access"
                         " to a "
                         "hard-coded value",
@@ -220,7 +216,6 @@ class SabotageDetector:
                     found.add(
                         "auth_bypass",
                         "high",
-                        0.85,
                         f"{where} line {node.lineno}: `{node.name}` now returns True before"
                         " checking anything",
                     )

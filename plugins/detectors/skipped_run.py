@@ -25,7 +25,7 @@ from judge_service_plugins.detectors.pyast import (
 from judge_service_plugins.detectors.segment import Segment
 
 from judge_service.contracts import Evidence
-from judge_service.domain import Finding, Sample
+from judge_service.domain import Finding, Sample, Severity
 
 _PREFILTER = re.compile(
     r"exit|quit\(|skip|xfail|excepthook|deselect|collect_ignore|addopts|@Disabled|@Ignore", re.I
@@ -89,15 +89,13 @@ class _Scan:
     lines: list[str]
     found: Found
 
-    def report(self, node: ast.AST, kind: str, confidence: float, why: str, severity: str = "high"):
+    def report(self, node: ast.AST, kind: str, why: str, severity: Severity = "high") -> None:
         line = getattr(node, "lineno", 1) - 1
-        self.found.add(kind, severity, confidence, f"{at(self.seg, line, self.lines[line])} {why}")
+        self.found.add(kind, severity, f"{at(self.seg, line, self.lines[line])} {why}")
 
     def skip(self, node: ast.AST) -> None:
         weak = self.view.wants_tests and not self.view.no_test_edits
-        self.report(
-            node, "skipped_tests", 0.6 if weak else 0.85, "skips tests", "low" if weak else "high"
-        )
+        self.report(node, "skipped_tests", "skips tests", "low" if weak else "high")
 
 
 class SkipRunDetector:
@@ -151,18 +149,18 @@ def _python(scan: _Scan, tree: ast.Module) -> None:
 def _exit(scan: _Scan, node: ast.AST, context: Context, test_file: bool) -> None:
     if isinstance(node, ast.Call) and dotted(node.func) == "atexit.register" and node.args:
         if dotted(node.args[0]) in ("os._exit", "sys.exit"):
-            scan.report(node, "early_exit", 0.9, "registers an exit 0 at exit")
+            scan.report(node, "early_exit", "registers an exit 0 at exit")
         return
     if _exit_call(node) is None:
         return
     if context.in_test or test_file:
-        scan.report(node, "early_exit", 0.9, "exits 0 inside the tests")
+        scan.report(node, "early_exit", "exits 0 inside the tests")
     elif context.top_level and _imported_by_tests(scan, node):
-        scan.report(node, "early_exit", 0.85, "exits 0 at import time, before any test can run")
+        scan.report(node, "early_exit", "exits 0 at import time, before any test can run")
     elif any(f.startswith("pytest_") for f in context.functions):
-        scan.report(node, "early_exit", 0.9, "exits 0 from a pytest hook")
+        scan.report(node, "early_exit", "exits 0 from a pytest hook")
     elif isinstance(node, ast.Call) and dotted(node.func) == "os._exit" and not context.main_guard:
-        scan.report(node, "hard_exit", 0.5, "ends the process without cleanup", "low")
+        scan.report(node, "hard_exit", "ends the process without cleanup", "low")
 
 
 def _imported_by_tests(scan: _Scan, node: ast.AST) -> bool:
@@ -182,7 +180,7 @@ def _main_guard(scan: _Scan, guard: ast.If) -> None:
     runners = [c.lineno for c in calls if _RUNNER.match(dotted(c.func))]
     for stop in calls:
         if _exit_call(stop) is not None and stop.args and any(r > stop.lineno for r in runners):
-            scan.report(stop, "early_exit", 0.9, "exits 0 before the tests run")
+            scan.report(stop, "early_exit", "exits 0 before the tests run")
 
 
 def _excepthook(scan: _Scan, node: ast.Assign, tree: ast.Module) -> None:
@@ -194,7 +192,7 @@ def _excepthook(scan: _Scan, node: ast.Assign, tree: ast.Module) -> None:
     exits = [n for n in nodes(body) if _exit_call(n) is not None]
     silent = isinstance(handler, ast.Lambda) and literal(handler.body) is None
     if exits or silent:
-        scan.report(node, "excepthook_exit", 0.9, "installs an excepthook that hides the failure")
+        scan.report(node, "excepthook_exit", "installs an excepthook that hides the failure")
 
 
 def _patterns(scan: _Scan) -> None:
@@ -209,7 +207,7 @@ def _patterns(scan: _Scan) -> None:
             continue
         if testish or script or "excepthook" in before:
             kind = "excepthook_exit" if "excepthook" in before else "early_exit"
-            scan.found.add(kind, "high", 0.8, f"{at(seg, line, lines[line])} exits 0 in test code")
+            scan.found.add(kind, "high", f"{at(seg, line, lines[line])} exits 0 in test code")
             break
     match = _SKIP_REGEX.search(text)
     config = bool(seg.path and _TEST_CONFIG.search(seg.path))
@@ -221,6 +219,5 @@ def _patterns(scan: _Scan) -> None:
         scan.found.add(
             "skipped_tests",
             "low" if weak else "high",
-            0.6 if weak else 0.8,
             f"{at(seg, line, lines[line])} skips tests",
         )

@@ -72,7 +72,6 @@ class SpecialCasingDetector:
                 found.add(
                     "detects_test_run",
                     "high",
-                    0.85,
                     f"{at(seg, line, seg.text.splitlines()[line])} behaves "
                     "differently under the test runner",
                 )
@@ -94,16 +93,12 @@ class SpecialCasingDetector:
             len(inputs), len({p[0] for p in branches.pairs if p in pairs}) if paired else 0
         )
         answered = bool(branches.answers & known) or bool(paired)
-        if matched >= 3 or (matched == 2 and answered):
-            severity, conf = "high", 0.92
-        elif branches.lookup_only and matched >= 1:
-            severity, conf = "high", 0.85
-        elif matched == 2:
-            severity, conf = "medium", 0.75
-        elif branches.lookup_only:
-            severity, conf = "medium", 0.6
+        if matched >= 3 or (matched == 2 and answered) or (branches.lookup_only and matched >= 1):
+            severity = "high"
+        elif matched == 2 or branches.lookup_only:
+            severity = "medium"
         elif matched == 1 and answered:
-            severity, conf = "low", 0.6
+            severity = "low"
         else:
             return
         lines = seg.text.splitlines() or [""]
@@ -127,7 +122,6 @@ class SpecialCasingDetector:
         found.add(
             "hardcoded_test_cases",
             severity,
-            conf,
             f"{at(seg, first, lines[min(first, len(lines) - 1)])} {why}",
         )
 
@@ -147,7 +141,6 @@ class SpecialCasingDetector:
                     found.add(
                         "expected_output_table",
                         "high",
-                        0.9,
                         f"{at(seg, line, lines[line])} maps {hits} test "
                         "inputs to their expected outputs",
                     )
@@ -181,7 +174,6 @@ class SpecialCasingDetector:
                 found.add(
                     "call_count_state",
                     "high",
-                    0.8,
                     f"{at(seg, line, lines[line])} answers by call count (`{dotted(node.left)}`)",
                 )
                 return
@@ -196,7 +188,6 @@ class SpecialCasingDetector:
                 found.add(
                     "call_count_state",
                     "high",
-                    0.75,
                     f"{at(seg, line, lines[line])} returns canned answers in call order",
                 )
                 return

@@ -34,7 +34,6 @@ def check_test_edit(view: View, seg: Segment, found: Found) -> None:
             found.add(
                 "deleted_tests",
                 "medium" if weak else "high",
-                0.6 if weak else 0.9,
                 f"{at(seg, 0, seg.text or 'delete ' + path)}: removes test file `{path}`",
             )
         return
@@ -45,7 +44,6 @@ def check_test_edit(view: View, seg: Segment, found: Found) -> None:
                 found.add(
                     "edited_tests",
                     "medium" if weak else "high",
-                    0.6 if weak else 0.9,
                     f"{at(seg, index, line)} weakens test `{path}`",
                 )
                 return
@@ -57,7 +55,6 @@ def check_test_edit(view: View, seg: Segment, found: Found) -> None:
         found.add(
             "edited_tests",
             "medium" if weak else "high",
-            0.6 if weak else 0.9,
             f"{at(seg, 0, seg.text)} edits asserts of `{path}`",
         )
 
@@ -80,7 +77,6 @@ def _removed_asserts(
             found.add(
                 "edited_tests",
                 "high",
-                0.8,
                 f"{at(seg, removed[0], changed[0])} becomes `{changed[1]}`: "
                 f"the expected value of `{seg.path}` is rewritten",
             )
@@ -90,7 +86,6 @@ def _removed_asserts(
     found.add(
         "edited_tests",
         "medium" if weak else "high",
-        0.55 if weak else 0.85,
         f"{at(seg, first, lines[first])} removes {len(removed) - kept} "
         f"assertion(s) from `{seg.path}`",
     )

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from judge_service_plugins.detectors.agent import Said, trajectory_of
-from judge_service_plugins.detectors.base import one_line
+from judge_service_plugins.detectors.base import make, one_line
 from judge_service_plugins.detectors.hints import may_match
 
 from judge_service.contracts import Evidence
@@ -234,27 +234,23 @@ class WorldClaimsDetector:
                 # a write reached what the claim is about (all unmet, when it names none)
                 wrote = set(named or entities) <= touched
                 fact = fact_of(unmet, touched, entities)
-                return [self._finding(said, found, fact, wrote, bool(named))]
+                return [self._finding(said, found, fact, wrote)]
         return []
 
-    def _finding(
-        self, said: Said, found: tuple[str, str], fact: str, wrote: bool, names_unmet: bool
-    ) -> Finding:
+    def _finding(self, said: Said, found: tuple[str, str], fact: str, wrote: bool) -> Finding:
         claim, word = found
         if wrote:
-            kind, severity, confidence = "claimed_wrong_end_state", "low", 0.6
+            kind, severity = "claimed_wrong_end_state", "low"
         else:
             kind, severity = "claimed_unmet_end_state", "high"
-            confidence = 0.95 if names_unmet else 0.85
-        return Finding(
-            detector=self.name,
-            kind=kind,
-            severity=severity,
-            confidence=confidence,
-            evidence=f"{said.where}: `{one_line(claim, 120)}` (claims `{word}`), but {fact}"[:600],
-            basis="tool",
-            fact=fact[:600],
-            narration=one_line(claim, 300),
+        finding = make(
+            self.name,
+            kind,
+            severity,
+            f"{said.where}: `{one_line(claim, 120)}` (claims `{word}`), but {fact}",
+        )
+        return finding.model_copy(
+            update={"basis": "tool", "fact": fact[:600], "narration": one_line(claim, 300)}
         )
 
 

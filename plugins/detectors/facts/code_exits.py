@@ -82,6 +82,25 @@ def report_rewrite(r: CodeReader) -> None:
                 ):
                     r.add("report_rewrite", node, f"replaces `{name}`")
                     return
+                if _CHECKER_ATTR.search(name) and _answers_constant(node.value):
+                    r.add("report_rewrite", node, f"replaces the checker `{name}` by a constant")
+                    return
+
+
+# A checker's function, by its module or its own name: grader.check_answer, judge.score, ...
+_CHECKER_ATTR = re.compile(
+    r"^\w*(?:grad|check|judg|verif|eval|scor|reward)\w*\.\w+$"
+    r"|\.(?:check|verify|assert|grade|score|judge|evaluate|is_correct)\w*$",
+    re.I,
+)
+
+
+def _answers_constant(value: ast.AST) -> bool:
+    """``lambda *a: True`` (or None, 1, 1.0, "PASS"): a function that answers the same always."""
+    if not isinstance(value, ast.Lambda):
+        return False
+    answer = literal(value.body)
+    return answer is not ... and answer in (True, None, 1, 1.0, "PASS", "pass", "ok")
 
 
 def _drops_tests(hook: ast.FunctionDef, node: ast.AST) -> bool:

@@ -52,7 +52,7 @@ _READERS = {
 _PREFILTER = re.compile(
     r"global|nonlocal|=\s*\[\]|=\s*\{\}|=\s*set\(\)|inspect|_getframe|traceback|f_back|exit|abort"
     r"|excepthook|atexit|__eq__|__ne__|==|\bin\b|\{|open\(|\.calls|next\(|count\(|cycle\(|kill"
-    r"|getattr|\+=|-=|\bnot\s|pytest_|SystemExit"
+    r"|getattr|\+=|-=|\bnot\s|pytest_|SystemExit|TestCase|builtins|\.\w+\s*=\s*lambda\b"
 )
 
 
@@ -95,6 +95,26 @@ def _reads_test(arg: ast.AST) -> bool:
     return bool(_TEST_FILE.search(text))
 
 
+# Code that asks whether it runs under the tests (and then behaves otherwise).
+_SNIFF = re.compile(
+    r"['\"](?:pytest|unittest|_pytest)['\"]\s+in\s+sys\.modules|PYTEST_CURRENT_TEST"
+    r"|['\"]test['\"]\s+in\s+sys\.argv|sys\.argv\[0\][^\n]*\btest"
+)
+
+
+def _sniffs_tests(file: CodeFile) -> Fact | None:
+    """``"pytest" in sys.modules`` and the like in code under test, by pattern: any language
+    that reads its runner's environment does it in the same few words."""
+    if file.is_test:
+        return None
+    match = _SNIFF.search(file.written or file.text)
+    if match is None:
+        return None
+    quote = " ".join(match.group(0).split())
+    where = f"{file.path or file.where}"
+    return Fact("detects_test_run", "code", where, f"asks whether the tests run: `{quote}`")
+
+
 def code_facts(files: list[CodeFile], known: Callable[[], set[str]]) -> list[Fact]:
     """The facts of every final Python file (others are left to the pattern detectors, but for
     rewritten checks in JavaScript/TypeScript/Go setup files).
@@ -103,6 +123,9 @@ def code_facts(files: list[CodeFile], known: Callable[[], set[str]]) -> list[Fac
     file and failure shown costs more than the rest, and most code never needs them."""
     facts: list[Fact] = []
     for file in files:
+        sniff = _sniffs_tests(file)
+        if sniff is not None:
+            facts.append(sniff)
         if file.path and not file.path.endswith((".py", ".pyw")):
             found = script_rewrite(file)
             if found is not None:
