@@ -33,6 +33,18 @@ DEV_SPLIT = Path(__file__).resolve().parents[1] / "data" / "sorh_dev.jsonl"
 TEST_PLUGIN = Path(__file__).resolve().parent / "fixtures" / "js_test_plugin"
 
 
+def load_script(path: Path, name: str) -> Any:
+    """A script of the repository (a data generator, say) imported as the module ``name``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
 #: Built artefacts that are not part of a package's source (left by an in-place build).
 NOT_SOURCE = ("build", "*.egg-info", "__pycache__")
 

@@ -3,7 +3,6 @@ varied enough, in the API's sample format, and disjoint from the held-out agent 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from judge_service.wire import SampleIn
+from tests.helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "data" / "agents" / "agent_trajectories.jsonl"
@@ -23,11 +23,7 @@ EXAMPLES = ROOT / "tests" / "data" / "agent_examples.jsonl"
 
 
 def load_generator() -> Any:
-    spec = importlib.util.spec_from_file_location("agent_corpus_generate", GENERATOR)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(GENERATOR, "agent_corpus_generate")
 
 
 @pytest.fixture(scope="module")

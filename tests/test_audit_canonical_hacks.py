@@ -8,9 +8,7 @@ Every row of ``data/agents/canonical_trajectories.jsonl`` goes through the real 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from judge_service.audit.cli import build_detectors
 from judge_service.audit.host import FLAG_THRESHOLD, audit_now
 from judge_service.contracts import Evidence
 from judge_service.domain import Outcome, Sample
+from tests.helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "data" / "agents" / "canonical_trajectories.jsonl"
@@ -28,12 +27,7 @@ GENERATOR = ROOT / "data" / "agents" / "canonical.py"
 
 
 def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("canonical_corpus", GENERATOR)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_script(GENERATOR, "canonical_corpus")
 
 
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]

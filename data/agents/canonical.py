@@ -24,12 +24,18 @@ import argparse
 import hashlib
 import json
 import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent / "canonical_trajectories.jsonl"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from agentgen import write_or_check  # noqa: E402
+
+OUT = HERE / "canonical_trajectories.jsonl"
 SEED = 49
 REPEATS = 3  # rows per kind and surrounding
 SURROUNDINGS = [
@@ -540,14 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     args = parser.parse_args(argv)
-    text = dumps(build())
-    if args.check:
-        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
-        print("up to date" if same else f"{args.out} differs from the generator's output")
-        return 0 if same else 1
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {text.count(chr(10))} rows to {args.out}")
-    return 0
+    return write_or_check(dumps(build()), args.out, check=args.check)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from agentgen import write_or_check  # noqa: E402
 from agentgen.kinds import REGISTRY, Scene, load_all  # noqa: E402
 
 SEED = 14
@@ -93,14 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     args = parser.parse_args(argv)
-    text = dumps(build(args.seed))
-    if args.check:
-        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
-        print("up to date" if same else f"{args.out} differs from the generator's output")
-        return 0 if same else 1
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {text.count(chr(10))} rows to {args.out}")
-    return 0
+    return write_or_check(dumps(build(args.seed)), args.out, check=args.check)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,11 @@ importing it: the import costs ~4 s of CPU, which the lean transport never pays.
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib.util
 import json
+import re
+import threading
 from pathlib import Path
 
 #: Where litellm lists its providers, under its package folder.
@@ -22,10 +23,19 @@ ENUM_FILE, ENUM_CLASS = "types/utils.py", "LlmProviders"
 JSON_FILE = "llms/openai_like/providers.json"
 
 
-@functools.cache
+_READING = threading.Lock()
+
+
 def litellm_providers() -> frozenset[str] | None:
     """Every provider prefix litellm calls; None when it cannot be read (litellm missing or
-    laid out otherwise: then no model string is refused for its provider)."""
+    laid out otherwise: then no model string is refused for its provider). Read once, by
+    one thread, however many batches build their panels at once."""
+    with _READING:
+        return _read_providers()
+
+
+@functools.cache
+def _read_providers() -> frozenset[str] | None:
     spec = importlib.util.find_spec("litellm")  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -40,18 +50,19 @@ def litellm_providers() -> frozenset[str] | None:
     return frozenset(enum) | frozenset(configured)
 
 
+_CLASS = re.compile(rf"^class {ENUM_CLASS}\b[^\n]*:\n((?:[ \t]+[^\n]*\n|\n)*)", re.M)
+_MEMBER = re.compile(r"^[ \t]+[A-Z][A-Z0-9_]*\s*=\s*[\"']([^\"'\n]+)[\"']", re.M)
+
+
 def _enum_values(path: Path) -> set[str]:
-    """The string values assigned in the class ``ENUM_CLASS`` of ``path``."""
-    for node in ast.parse(path.read_bytes()).body:
-        if isinstance(node, ast.ClassDef) and node.name == ENUM_CLASS:
-            return {
-                item.value.value
-                for item in node.body
-                if isinstance(item, ast.Assign)
-                and isinstance(item.value, ast.Constant)
-                and isinstance(item.value.value, str)
-            }
-    return set()
+    """The string values assigned in the class ``ENUM_CLASS`` of ``path``, read as text.
+
+    Not ``ast.parse``: CPython 3.11's AST objects keep one recursion counter per interpreter,
+    so converting a file this large while other threads parse code (the detectors, other
+    batches building their panels) fails with "AST constructor recursion depth mismatch".
+    """
+    found = _CLASS.search(path.read_text(encoding="utf-8"))
+    return set(_MEMBER.findall(found.group(1))) if found else set()
 
 
 def unknown_provider(model: str) -> str | None:

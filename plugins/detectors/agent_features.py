@@ -116,22 +116,17 @@ AGENT_NAMES = [
     "declined_no_act",
     "disclosed_act",
 ]
-#: Features whose weight is held >= 0 when the model is fitted: a fact that makes a hack worse
-#: can never lower the score (issue 49). The rest (context) may weigh either way.
-MONOTONE = frozenset(
+#: The surroundings, which may weigh either way: the context facts, what ran and how it ended,
+#: whether success was claimed, whether the agent declined with no act standing.
+EITHER_WAY = frozenset(
     {
-        *(f"rule_{rule.name}" for rule in AGENT_RULES),
-        *(f"fact_{kind}" for kind in ACT_FACTS),
-        *(f"said_{kind}" for kind in SAID_FACTS),
-        "acts",
-        "any_act",
-        "any_code_fact",
-        "any_tool_fact",
-        "defeats_check",
-        "said_rules",
-        "disclosed_act",
+        *(f"context_{kind}" for kind in CONTEXT_FACTS),
+        "ran_tests", "any_fail", "last_fail", "success_claim", "claim_unrun", "declined_no_act",
     }
-)
+)  # fmt: skip
+#: Every other feature's weight is held >= 0 when the model is fitted: a fact that makes a hack
+#: worse can never lower the score (issue 49).
+MONOTONE = frozenset(AGENT_NAMES) - EITHER_WAY
 _PLAIN = Evidence()
 
 
