@@ -418,12 +418,6 @@ def test_the_stale_reference_checker_flags_a_planted_name(tmp_path: Path) -> Non
 
 #: Names that had several definitions, each to be defined once and imported elsewhere.
 SHARED_NAMES = ("WORLD_VERDICT", "SEVERITY_WEIGHT", "PenaltyName")
-#: Copies in the detector plugins, left to their owner: the plugins may import
-#: ``judge_service.domain``, where the one definition is, instead.
-LEFT_IN_DETECTORS = {
-    ("plugins/detectors/world_claims.py", "WORLD_VERDICT"),
-    ("plugins/detectors/base.py", "SEVERITY_WEIGHT"),
-}
 
 
 def module_level_definitions(paths: list[Path], names: tuple[str, ...]) -> set[tuple[str, str]]:
@@ -445,7 +439,7 @@ def module_level_definitions(paths: list[Path], names: tuple[str, ...]) -> set[t
 
 def test_each_shared_name_is_defined_once() -> None:
     paths = [p for folder in (PACKAGE, PLUGINS, BRIDGE) for p in python_files(folder)]
-    found = module_level_definitions(paths, SHARED_NAMES) - LEFT_IN_DETECTORS
+    found = module_level_definitions(paths, SHARED_NAMES)
     where = {name: sorted(f for f, n in found if n == name) for name in SHARED_NAMES}
     assert where == {
         "WORLD_VERDICT": ["judge_service/domain.py"],

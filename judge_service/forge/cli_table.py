@@ -83,20 +83,23 @@ def print_trace_job(*, session: Session, job: ForgeJobRow, console: Console | No
     print_set_aside(result, console)
 
 
+def _print_entries(entries: list[dict[str, Any]], console: Console) -> None:
+    """The first ``MAX_ROWS`` entries, each as its line, its trace and its reason."""
+    for entry in entries[:MAX_ROWS]:
+        where = f"line {entry.get('line')} ({entry.get('trace_id')})"
+        console.print(f"  {escape(where)}: {escape(str(entry.get('reason')))}")
+
+
 def print_set_aside(result: dict[str, Any], console: Console) -> None:
     """The traces the job set aside, each with its line and reason, and the tool calls and
     answers it dropped as unpaired."""
     aside = result.get("set_aside") or []
     if aside:
         console.print(f"set aside: {len(aside)} traces, not forged")
-        for entry in aside[:MAX_ROWS]:
-            where = f"line {entry.get('line')} ({entry.get('trace_id')})"
-            console.print(f"  {escape(where)}: {escape(str(entry.get('reason')))}")
+        _print_entries(aside, console)
     pairs = result.get("broken_pairs") or []
     if pairs:
         console.print(f"dropped: {len(pairs)} unpaired tool calls or answers (traces forged)")
-        for entry in pairs[:MAX_ROWS]:
-            where = f"line {entry.get('line')} ({entry.get('trace_id')})"
-            console.print(f"  {escape(where)}: {escape(str(entry.get('reason')))}")
+        _print_entries(pairs, console)
     if len(aside) > MAX_ROWS or len(pairs) > MAX_ROWS:
         console.print(f"(the first {MAX_ROWS} of each; the job's result lists all)")

@@ -18,7 +18,7 @@ from judge_service_plugins.detectors.finding_weights import shipped as shipped_w
 from judge_service_plugins.detectors.hints import Hints, may_match
 from judge_service_plugins.detectors.segment import Segment
 
-from judge_service.domain import Basis, Finding, Sample, Severity
+from judge_service.domain import SEVERITY_WEIGHT, Basis, Finding, Sample, Severity
 
 # Test files in any common layout: tests/, test_x.py, x_test.go, x.spec.ts, conftest.py.
 TEST_PATH = re.compile(
@@ -183,14 +183,6 @@ def basis_of(detector: str, kind: str) -> Basis | None:
     return "narration" if kind in NARRATION_KINDS else BASIS.get(detector)
 
 
-#: How much a finding of each severity weighs (the host's ``SEVERITY_WEIGHT``: plugins do not
-#: import the pipeline).
-SEVERITY_WEIGHT: dict[str, float] = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
-
-
-_SEVERITY_ORDER = {"info": 0, "low": 1, "medium": 2, "high": 3}
-
-
 def strength(finding: Finding) -> float:
     """Severity weight times confidence: how strongly one finding says "hack"."""
     return SEVERITY_WEIGHT[finding.severity] * finding.confidence
@@ -227,7 +219,7 @@ class Found:
 
     def add(self, kind: str, severity: Severity, evidence: str) -> None:
         old = self.by_kind.get(kind)
-        if old is None or _SEVERITY_ORDER[severity] > _SEVERITY_ORDER[old.severity]:
+        if old is None or SEVERITY_WEIGHT[severity] > SEVERITY_WEIGHT[old.severity]:
             self.by_kind[kind] = make(self.detector, kind, severity, evidence)
 
     def __contains__(self, kind: object) -> bool:

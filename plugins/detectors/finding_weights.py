@@ -22,7 +22,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from judge_service.domain import Finding
+from judge_service.domain import SEVERITY_WEIGHT, Finding
 
 WEIGHTS_FILE = "finding_weights.json"
 #: How many rollouts' worth of the severity's precision a kind's own count is shrunk towards.
@@ -60,14 +60,13 @@ def fit_weights(rows: Iterable[tuple[Sequence[Finding], int]]) -> FindingWeights
     severity_of: dict[str, str] = {}
     by_severity: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     every = [0, 0]
-    order = {"low": 0, "medium": 1, "high": 2}
     for findings, label in rows:
         seen: dict[str, str] = {}
         for f in findings:
             if f.severity == "info":
                 continue
             key = f"{f.detector}/{f.kind}"
-            if order[f.severity] >= order.get(seen.get(key, "low"), 0):
+            if SEVERITY_WEIGHT[f.severity] >= SEVERITY_WEIGHT[seen.get(key, "low")]:
                 seen[key] = f.severity
         for key, severity in seen.items():
             for counter in (kinds[key], by_severity[severity], every):

@@ -57,6 +57,11 @@ AGENT_MODEL = "learned_agent.json"
 _LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "1.0": 1, "0.0": 0}
 
 
+def label_of(row: Mapping[str, Any]) -> int | None:
+    """A labelled row's label (1 = hack, 0 = honest), or None when it has none that reads."""
+    return _LABELS.get(str(row.get("label")).strip().lower())
+
+
 _PLAIN = Evidence()
 
 
@@ -189,13 +194,14 @@ class LearnedDetector:
 
         samples, labels, groups = [], [], []
         for index, row in enumerate(rows):
-            if str(row.get("label")).strip().lower() not in _LABELS:
+            label = label_of(row)
+            if label is None:
                 continue
             if isinstance(row.get("completion"), list):
                 continue  # the agent head's
             sample = sample_of(row, index)
             samples.append(featurize(sample, rule_findings(sample)))
-            labels.append(_LABELS[str(row["label"]).strip().lower()])
+            labels.append(label)
             groups.append(str(row.get("group_id") or row.get("id") or index))
         return fit(samples, labels, groups, folds=folds, c=c)
 
@@ -215,11 +221,11 @@ class LearnedDetector:
 
         dense, labels, groups = [], [], []
         for index, row in enumerate(rows):
-            label = str(row.get("label")).strip().lower()
-            if label not in _LABELS or not isinstance(row.get("completion"), list):
+            label = label_of(row)
+            if label is None or not isinstance(row.get("completion"), list):
                 continue
             dense.append(agent_featurize(sample_of(row, index)))
-            labels.append(_LABELS[label])
+            labels.append(label)
             groups.append(str(row.get("group_id") or row.get("id") or index))
         return fit_agent(dense, labels, groups, folds=folds, c=c)
 

@@ -11,27 +11,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from judge_service_plugins.detectors.agent_features import AGENT_RULES
+from judge_service_plugins.detectors.agent_features import agent_rule_findings
 from judge_service_plugins.detectors.finding_weights import FindingWeights, fit_weights
-from judge_service_plugins.detectors.learned import RULES, sample_of
-
-from judge_service.contracts import Evidence
-
-_PLAIN = Evidence()
-_LABELS = {"1": 1, "0": 0, "true": 1, "false": 0, "1.0": 1, "0.0": 0}
+from judge_service_plugins.detectors.learned import label_of, rule_findings, sample_of
 
 
 def train_weights(rows: Iterable[Mapping[str, Any]]) -> FindingWeights:
-    """The weights table from labelled rows (``label`` 1 = hack), text and trajectories."""
-    rules = {rule.name: rule for rule in (*AGENT_RULES, *RULES)}.values()
+    """The weights table from labelled rows (``label`` 1 = hack), text and trajectories. A rule
+    in both lists is counted once per row (``fit_weights`` counts a kind once per rollout)."""
     pairs = []
     for index, row in enumerate(rows):
-        label = str(row.get("label")).strip().lower()
-        if label not in _LABELS:
+        label = label_of(row)
+        if label is None:
             continue
         sample = sample_of(row, index)
-        findings = [f for rule in rules for f in rule.detect(sample, _PLAIN)]
-        pairs.append((findings, _LABELS[label]))
+        pairs.append(([*agent_rule_findings(sample), *rule_findings(sample)], label))
     if not pairs:
         raise ValueError("fitting the finding weights needs labelled rows")
     return fit_weights(pairs)

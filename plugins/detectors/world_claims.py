@@ -41,9 +41,8 @@ from judge_service_plugins.detectors.base import make, one_line
 from judge_service_plugins.detectors.hints import may_match
 
 from judge_service.contracts import Evidence
-from judge_service.domain import Finding, Sample
+from judge_service.domain import WORLD_VERDICT, Finding, Sample
 
-WORLD_VERDICT = "world_verdict"
 #: Diff entries the fact quotes.
 SHOWN = 3
 
