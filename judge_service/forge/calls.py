@@ -42,6 +42,8 @@ class ToolCall:
     payload: Any
     answer_turn: int | None
     error: bool
+    #: Who made it: the agent (``assistant``), or a user with tools of their own (``user``).
+    caller: str = "assistant"
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -163,9 +165,11 @@ def broken_pairs(trace: Trace) -> list[str]:
     return [text for _, text in sorted(found)]
 
 
-def tool_calls(trace: Trace) -> list[ToolCall]:
-    """Every tool call of the trace with its answer, in the order the agent made them."""
-    requests = _requests(trace)
+def tool_calls(trace: Trace, roles: tuple[str, ...] = ("assistant",)) -> list[ToolCall]:
+    """Every tool call that a message of ``roles`` made, with its answer, in order. The forge
+    reads the user's calls too (a user who toggles a setting on their own device changes the
+    state the goal is about); the world answers the agent's."""
+    requests = _requests(trace, roles)
     calls = []
     for index, ((turn, _, name, function), match) in enumerate(
         zip(requests, _pair(requests, _answers(trace)), strict=True)
@@ -183,6 +187,7 @@ def tool_calls(trace: Trace) -> list[ToolCall]:
                 payload=payload,
                 answer_turn=match[0] if match else None,
                 error=message is not None and is_error_answer(message, text, payload),
+                caller=str(trace.messages[turn].get("role")),
             )
         )
     return calls

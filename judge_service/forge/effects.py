@@ -6,8 +6,11 @@ In order, the first that speaks decides:
 2. the tool's schema: ``"x-effect": "read" | "write"`` (on the tool or its ``function``), or
    MCP's ``annotations.readOnlyHint`` / ``destructiveHint``;
 3. evidence: every time an entity's state is seen to change between two observations, the
-   change goes to the last call in between that named the entity (its id argument), else to
-   the call whose answer showed the new state. A tool with at least as many changes as
+   change goes to the last call in between that named the entity (its id argument), else,
+   when no call came in between, to the call whose answer showed the new state. A change
+   that other, unnamed calls could have made (a refund to the customer's balance names the
+   order, not the customer) is counted for none: a read that shows what an earlier write
+   changed stays a read. A tool with at least as many changes as
    unchanged observations is a write; one seen only leaving entities as they were is a read.
    A call that, given the same arguments in two traces, answered two different objects whose
    ids no argument held made them: one change (a ticket opened twice for the same subject);
@@ -30,7 +33,9 @@ WRITE_WORDS = re.compile(
     r"(^|_|-|\b)(create|add|update|modify|change|edit|set|cancel|delete|remove|book|reserve|"
     r"return|exchange|refund|send|submit|place|pay|charge|assign|close|upgrade|downgrade|"
     r"insert|write|save|apply|issue|register|post|put|patch|approve|reject|freeze|unfreeze|"
-    r"block|unblock|lock|unlock|activate|deactivate|enable|disable|grant|revoke|open|schedule)",
+    r"block|unblock|lock|unlock|activate|deactivate|enable|disable|grant|revoke|open|schedule|"
+    r"toggle|reset|reboot|restart|reseat|connect|disconnect|refuel|resume|suspend|renew|"
+    r"install|uninstall|switch|turn|move)",
     re.IGNORECASE,
 )
 READ_WORDS = re.compile(
@@ -72,21 +77,24 @@ class _Evidence:
 
 def _trace_evidence(calls: Sequence[ToolCall], evidence: _Evidence) -> None:
     seen: dict[str, str] = {}  # entity key -> canonical last state
+    seen_at: dict[str, int] = {}  # entity key -> position of the call that showed it last
     since: dict[str, list[ToolCall]] = {}  # entity key -> calls naming it since that state
-    for call in calls:
-        if call.error:
-            continue
+    done = [c for c in calls if not c.error]
+    for position, call in enumerate(done):
         states = answer_entities(call)
         shown = {key for key, _ in states}
         for key, state in states:
             now = canonical(state)
             between = [c for c in since.get(key, []) if c.index != call.index]
             if key in seen and seen[key] != now:
-                evidence.add(evidence.changed, between[-1].name if between else call.name)
+                if between:
+                    evidence.add(evidence.changed, between[-1].name)
+                elif seen_at[key] == position - 1:
+                    evidence.add(evidence.changed, call.name)
             elif key in seen:
                 for tool in {c.name for c in between} | {call.name}:
                     evidence.add(evidence.unchanged, tool)
-            seen[key], since[key] = now, []
+            seen[key], seen_at[key], since[key] = now, position, []
         for name, value in id_arguments(call):
             key = entity_key(name, value)
             if key not in shown:

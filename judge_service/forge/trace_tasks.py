@@ -278,7 +278,7 @@ def forge_traces(
     calls: dict[str, list[ToolCall]] = {}
     for trace in traces:
         try:
-            calls[trace.id] = tool_calls(trace)
+            calls[trace.id] = tool_calls(trace, roles=("assistant", "user"))
         except Exception as exc:  # one odd trace does not fail the job: it is set aside
             aside.append(_unexpected(trace, exc))
     schemas = [tool for t in traces if t.id in calls for tool in (t.tools or [])]
