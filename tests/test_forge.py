@@ -39,8 +39,9 @@ def test_repeated_requests_give_one_task_each_with_duplicates_counted_and_failur
         "tasks": 4,
         "families": forged.counts()["families"],
         "failed_traces": 4,
-        # reset, limit and freeze: repeats agree (no writes); the debit card is one failed run
-        "with_reference": 3,
+        # reset, limit and freeze: repeats agree (no writes); the debit card is one failed run,
+        # whose reference is proposed
+        "with_reference": 4,
         "needs_review": 1,
     }
     reset = next(t for t in forged.tasks if "reset" in t.first.request)

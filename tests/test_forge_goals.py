@@ -210,11 +210,14 @@ def test_consensus_needs_two_agreeing_repeats_and_more_than_any_other():
     agreed = consensus([("r1", a, False), ("r2", a, False), ("r3", b, True)])
     assert agreed.reference == a and agreed.source == "consensus" and agreed.needs_review
     assert [c.count for c in agreed.candidates] == [2, 1]
-    tie = consensus([("r1", a, False), ("r2", b, False)])
-    assert tie.reference is None and tie.needs_review and len(tie.candidates) == 2
+    tie = consensus([("r1", a, False), ("r2", b, True)])
+    assert tie.source == "proposed" and tie.needs_review and tie.reference == a
+    # the runs' end states and "nothing changed", best evidence first
+    assert [c.end_state for c in tie.candidates] == [a, {}, b]
     alone = consensus([("r1", a, False)])
     assert alone.reference == a and alone.source == "single_trace" and not alone.needs_review
-    assert consensus([("r1", a, True)]).reference is None
+    failed_alone = consensus([("r1", a, True)])
+    assert failed_alone.source == "proposed" and failed_alone.reference == {}
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,9 @@ from typing import Any
 
 from judge_service.forge.calls import tool_calls
 from judge_service.forge.effects import classify_tools, write_tools
-from judge_service.forge.end_states import goal_outcome
+from judge_service.forge.end_states import RunEvidence, consensus, goal_outcome
 from judge_service.forge.traces import Trace
+from judge_service.world.script import script_for
 
 
 def _call(role: str, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -68,3 +69,37 @@ def test_the_users_own_tool_calls_are_read_and_their_writes_make_the_end_state()
     assert "toggle_airplane_mode" in writers
     outcome = goal_outcome(calls, writers, 0, len(messages))
     assert outcome.end_state == {"write:toggle_airplane_mode": ["{}"]}
+
+
+def test_where_runs_disagree_the_reference_is_proposed_from_their_evidence_with_reasons():
+    wrong, right = {"order=A1": {"item": "red"}}, {"order=A1": {"item": "blue"}}
+    runs = [("r1", wrong, True), ("r2", right, False)]
+    evidence = {
+        "r1": RunEvidence(["unconfirmed_write"], accepted=False),
+        "r2": RunEvidence([], accepted=True),
+    }
+    agreed = consensus(runs, evidence)
+    assert agreed.source == "proposed" and agreed.needs_review
+    assert agreed.reference == right
+    top = agreed.candidates[0].as_dict()
+    assert top["traces"] == ["r2"] and top["score"] == 3.0
+    assert top["reasons"] == ["r2: no failure sign; the user accepted the outcome"]
+    assert agreed.candidates[-1].as_dict()["reasons"] == ["r1: unconfirmed_write; no acceptance"]
+
+
+def test_nothing_changed_is_a_candidate_and_wins_over_runs_that_look_failed():
+    bad_a, bad_b = {"order=A1": {"state": "cancelled"}}, {"order=A1": {"state": "returned"}}
+    evidence = {"r1": RunEvidence(["contradicts_user"]), "r2": RunEvidence(["tool_error"])}
+    agreed = consensus([("r1", bad_a, True), ("r2", bad_b, True)], evidence)
+    assert agreed.reference == {} and agreed.source == "proposed"
+    assert agreed.candidates[0].count == 0 and "neutral prior" in agreed.candidates[0].reasons[0]
+    # a run that reached "nothing changed" is weighed as any other
+    clean = consensus([("r1", bad_a, True), ("r2", {}, False)], {**evidence, "r2": RunEvidence()})
+    assert clean.reference == {} and clean.candidates[0].traces == ["r2"]
+
+
+def test_a_script_from_a_proposed_reference_makes_provisional_verdicts():
+    task = {"id": "t", "goal": "g", "end_state": {}, "end_state_source": "proposed"}
+    assert script_for(task, {}, seed=0).provisional is True
+    agreed = {**task, "end_state_source": "consensus"}
+    assert script_for(agreed, {}, seed=0).provisional is False

@@ -13,13 +13,19 @@ End states, not call lists, are compared: two runs that reach the same states th
 calls or another argument order agree.
 
 A task's reference is the end state that at least two of its repeats reached, more than any
-other. When repeats disagree, every distinct end state is kept with its count and traces, and
-the task needs review.
+other (``consensus``; one clean run alone: ``single_trace``). Otherwise the forge *proposes*
+one (``proposed``): the candidates are the end states the runs reached and "nothing changed"
+(``{}``), whatever the runs did; each is weighed by the evidence of the runs behind it
+(:class:`RunEvidence`: their failure signs, whether the user accepted the outcome), and
+"nothing changed", when no run reached it, by a neutral prior between a clean run and a
+failed one. Every candidate keeps its reasons. A proposed reference is usable at once;
+rewards made with it are provisional, and the task stays in review for a human to confirm
+or change. Every distinct end state is kept with its count and traces.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +34,29 @@ from judge_service.forge.entities import answer_entities, canonical, entity_key,
 
 #: How many repeats must reach an end state for it to be the consensus.
 MIN_AGREEING = 2
+#: What a run's evidence weighs (:meth:`RunEvidence.weight`): a run without failure signs
+#: counts :data:`CLEAN_RUN`, and one whose user accepted the outcome :data:`ACCEPTED` more.
+#: "Nothing changed", when no run reached it, weighs :data:`NO_RUN_PRIOR`: above a run with
+#: signs that the user did not accept, below a clean one.
+CLEAN_RUN = 2.0
+ACCEPTED = 1.0
+NO_RUN_PRIOR = 1.5
+
+
+@dataclass
+class RunEvidence:
+    """What one run of a task says for the end state it reached."""
+
+    signs: list[str] = field(default_factory=list)
+    accepted: bool = False
+
+    def weight(self) -> float:
+        return (0.0 if self.signs else CLEAN_RUN) + (ACCEPTED if self.accepted else 0.0)
+
+    def reasons(self, trace_id: str) -> list[str]:
+        shown = ", ".join(self.signs) if self.signs else "no failure sign"
+        accepted = "the user accepted the outcome" if self.accepted else "no acceptance"
+        return [f"{trace_id}: {shown}; {accepted}"]
 
 
 @dataclass
@@ -102,9 +131,19 @@ class Candidate:
     end_state: dict[str, Any]
     count: int
     traces: list[str] = field(default_factory=list)
+    #: The evidence's weight and what it says, when the reference had to be proposed.
+    score: float | None = None
+    reasons: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"end_state": self.end_state, "count": self.count, "traces": self.traces}
+        shown: dict[str, Any] = {
+            "end_state": self.end_state,
+            "count": self.count,
+            "traces": self.traces,
+        }
+        if self.score is not None:
+            shown.update(score=round(self.score, 3), reasons=self.reasons)
+        return shown
 
 
 @dataclass
@@ -121,24 +160,49 @@ class Consensus:
         return self.source == "consensus"
 
 
-def consensus(outcomes: Sequence[tuple[str, dict[str, Any], bool]]) -> Consensus:
-    """From ``(trace id, end state, looks failed)`` of each repeat of one task.
+def consensus(
+    outcomes: Sequence[tuple[str, dict[str, Any], bool]],
+    evidence: Mapping[str, RunEvidence] | None = None,
+) -> Consensus:
+    """From ``(trace id, end state, looks failed)`` of each repeat of one task, and what
+    each run's ``evidence`` says (else only whether it looks failed).
 
     With one repeat, its end state is the reference (``single_trace``) unless it looks
-    failed. With more, the reference needs :data:`MIN_AGREEING` repeats and more than any
-    other end state; any disagreement marks the task for review."""
+    failed. With more, the consensus needs :data:`MIN_AGREEING` repeats and more than any
+    other end state; any disagreement marks the task for review. Without either, the
+    reference is proposed (module docstring)."""
     by_state: dict[str, Candidate] = {}
     for trace_id, state, _ in outcomes:
         candidate = by_state.setdefault(canonical(state), Candidate(state, 0))
         candidate.count += 1
         candidate.traces.append(trace_id)
     candidates = sorted(by_state.values(), key=lambda c: -c.count)
-    if len(outcomes) == 1:
-        failed = outcomes[0][2]
-        reference = None if failed else candidates[0].end_state
-        return Consensus(candidates, reference, None if failed else "single_trace", failed)
+    if len(outcomes) == 1 and not outcomes[0][2]:
+        return Consensus(candidates, candidates[0].end_state, "single_trace", False)
     top = candidates[0]
     runner_up = candidates[1].count if len(candidates) > 1 else 0
     if top.count >= MIN_AGREEING and top.count > runner_up:
         return Consensus(candidates, top.end_state, "consensus", len(candidates) > 1)
-    return Consensus(candidates, None, None, True)
+    looks_failed = {trace_id: failed for trace_id, _, failed in outcomes}
+    runs = {
+        t: (evidence or {}).get(t) or RunEvidence(["looks failed"] if looks_failed[t] else [])
+        for t in looks_failed
+    }
+    return _proposed(candidates, runs)
+
+
+def _proposed(candidates: list[Candidate], runs: Mapping[str, RunEvidence]) -> Consensus:
+    """The candidate whose runs' evidence weighs most, "nothing changed" among them; on a
+    tie, the one more runs reached, then the first seen."""
+    if "{}" not in {canonical(c.end_state) for c in candidates}:
+        candidates = [*candidates, Candidate({}, 0)]
+    for candidate in candidates:
+        if candidate.traces:
+            weights = [runs[t].weight() for t in candidate.traces]
+            candidate.score = sum(weights) / len(weights)
+            candidate.reasons = [r for t in candidate.traces for r in runs[t].reasons(t)]
+        else:
+            candidate.score = NO_RUN_PRIOR
+            candidate.reasons = ["no run left everything as it was: the neutral prior"]
+    ranked = sorted(candidates, key=lambda c: (-(c.score or 0.0), -c.count))
+    return Consensus(ranked, ranked[0].end_state, "proposed", True)

@@ -84,7 +84,8 @@ class ForgeTaskRow(Base):
     #: Trace tasks: the one-line goal, and the end state the work must reach.
     goal: Mapped[str | None] = mapped_column(Text)
     end_state: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON(), nullable=True)
-    #: ``consensus``, ``single_trace``, ``review`` (a reviewer chose a candidate) or ``upload``
+    #: ``consensus``, ``single_trace``, ``proposed`` (the forge weighed the candidates; in
+    #: review), ``review`` (a reviewer chose a candidate) or ``upload``
     #: (a reviewer supplied one); ``None`` while no reference is agreed.
     end_state_source: Mapped[str | None] = mapped_column(String(16))
     #: The distinct end states of the task's repeats: ``[{end_state, count, traces}]``.

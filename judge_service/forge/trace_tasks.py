@@ -24,14 +24,27 @@ from typing import Any
 from judge_service.forge.calls import ToolCall, broken_pairs, tool_calls
 from judge_service.forge.effects import ToolEffect, classify_tools, write_tools
 from judge_service.forge.embed import Embedder, get_embedder
-from judge_service.forge.end_states import Consensus, GoalOutcome, consensus, goal_outcome
+from judge_service.forge.end_states import (
+    Consensus,
+    GoalOutcome,
+    RunEvidence,
+    consensus,
+    goal_outcome,
+)
 from judge_service.forge.entities import state_diff
 from judge_service.forge.goals import ENTITY, Goal, goals
 from judge_service.forge.labels import sign_report
 from judge_service.forge.merge import fold_companions, merge_goals
-from judge_service.forge.signs import failure_signs
+from judge_service.forge.signs import CLOSING, COMPLAINT, failure_signs
 from judge_service.forge.similar import families
-from judge_service.forge.traces import FailureSign, SetAside, Trace, excerpt
+from judge_service.forge.traces import (
+    FailureSign,
+    SetAside,
+    Trace,
+    content_text,
+    excerpt,
+    user_words,
+)
 
 log = logging.getLogger(__name__)
 
@@ -232,13 +245,30 @@ def _disagreement(task: TraceTask) -> None:
             )
 
 
-def _task(members: list[int], found: list[tuple[Goal, GoalOutcome]]) -> TraceTask:
+def accepted(trace: Trace) -> bool:
+    """Whether the user's last words accept the outcome: thanks or a goodbye, no complaint."""
+    said = [
+        words
+        for m in trace.messages
+        if m.get("role") == "user" and (words := user_words(content_text(m.get("content"))))
+    ]
+    return bool(said) and bool(CLOSING.search(said[-1])) and not COMPLAINT.search(said[-1])
+
+
+def _task(
+    members: list[int], found: list[tuple[Goal, GoalOutcome]], by_id: dict[str, Trace]
+) -> TraceTask:
     task = TraceTask([found[m][0] for m in members], [found[m][1] for m in members])
+    evidence = {
+        t: RunEvidence([s.kind for g, _ in task.parts(t) for s in g.failures], accepted(by_id[t]))
+        for t in task.trace_ids
+    }
     task.consensus = consensus(
         [
             (t, task.trace_outcome(t).end_state, any(g.failures for g, _ in task.parts(t)))
             for t in task.trace_ids
-        ]
+        ],
+        evidence,
     )
     _disagreement(task)
     return task
@@ -310,7 +340,8 @@ def forge_traces(
     ]
     groups = merge_goals(similarity, handles, embedder.threshold)
     groups = fold_companions(groups, [g.trace_id for g, _ in found])
-    tasks = [_task(members, found) for members in groups]
+    by_id = {t.id: t for t in kept}
+    tasks = [_task(members, found, by_id) for members in groups]
     grouped = task_families(tasks)
     failed: dict[str, list[dict[str, Any]]] = {}
     for goal, _ in found:

@@ -132,7 +132,9 @@ class ForgeTask(BaseModel):
         description="Trace tasks: the reference end state, entity key -> state; null while "
         "no end state is agreed.",
     )
-    end_state_source: Literal["consensus", "single_trace", "review", "upload"] | None = None
+    end_state_source: (
+        Literal["consensus", "single_trace", "proposed", "review", "upload"] | None
+    ) = None
     end_states: list[dict[str, JsonValue]] = Field(
         default_factory=list,
         description="The distinct end states of the task's repeats, most common first: "

@@ -239,7 +239,7 @@ def finish(world: World, script: Script, episode: Episode) -> Verdict:
     """The end state against the task's reference (:func:`~judge_service.world.verify.
     end_state_verdict`, given the episode's answers as its call records: a write that only
     a model could have answered leaves the verdict undetermined)."""
-    return end_state_verdict(
+    verdict = end_state_verdict(
         world,
         world.task_state(script.start_traces),
         state_of(world, episode),
@@ -247,3 +247,5 @@ def finish(world: World, script: Script, episode: Episode) -> Verdict:
         script.reference,
         calls=episode.answers,
     )
+    verdict.provisional = script.provisional
+    return verdict

@@ -39,4 +39,5 @@ def verify_trajectory(
     task = inputs.trace_task(session, row, world, body.task_id)
     start = world.task_state(inputs.start_traces(task))
     verdict, calls = verify(world, start, body.messages, task.end_state)
+    verdict.provisional = task.end_state_source == "proposed"
     return ew.VerifyAnswer(verdict=verdict.model_dump(mode="json"), calls=calls)

@@ -30,6 +30,8 @@ class Script(BaseModel):
     exchanges: list[dict[str, Any]] = Field(default_factory=list)
     start_traces: list[str] = Field(default_factory=list)
     reference: dict[str, Any] | None = None
+    #: The reference is the forge's proposal (rewards made with it are provisional).
+    provisional: bool = False
     #: The run whose user is replayed, and whether its last turn ends the conversation.
     user_trace: str | None = None
     user_ends: bool = True
@@ -117,6 +119,7 @@ def script_for(task: Mapping[str, Any], traces: Mapping[str, Trace], seed: int) 
         tools=tools,
         start_traces=listed,
         reference=task.get("end_state"),
+        provisional=task.get("end_state_source") == "proposed",
     )
     chosen = traces[pool[seed % len(pool)]] if pool else None
     if chosen is not None:

@@ -96,7 +96,7 @@ def trace_task(session: Session, world_row: Any, world: World, task_id: str) -> 
         raise refuse(f"task {task_id!r} is a {task.kind} task: episodes play trace tasks")
     if task.job_id not in world_row.jobs and not any(t in world.traces for t in start_traces(task)):
         raise refuse(f"task {task_id!r} is not of the world's forge jobs")
-    if not task.end_state:
+    if task.end_state is None:  # an empty one (nothing may change) is a reference
         raise refuse(f"task {task_id!r} has no reference end state: choose one in review")
     return task
 
@@ -128,6 +128,7 @@ def task_fields(task: ForgeTaskRow) -> dict[str, Any]:
         "id": task.id,
         "goal": task.goal,
         "end_state": task.end_state,
+        "end_state_source": task.end_state_source,
         "end_states": task.end_states or [],
         "source": task.source or {},
         "prompt": task.prompt,

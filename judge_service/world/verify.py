@@ -52,6 +52,9 @@ class Verdict(BaseModel):
     diff: list[dict[str, Any]] = Field(default_factory=list)
     touched: list[str] = Field(default_factory=list)
     undetermined: list[str] = Field(default_factory=list)
+    #: The reference was proposed by the forge, not agreed by runs nor chosen by a reviewer:
+    #: the reward holds until a reviewer confirms or changes it.
+    provisional: bool = False
 
 
 def end_state_verdict(
