@@ -8,7 +8,10 @@ from typing import Any
 
 from judge_service.forge.calls import tool_calls
 from judge_service.forge.effects import classify_tools, write_tools
+from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.end_states import RunEvidence, consensus, goal_outcome
+from judge_service.forge.identity import who
+from judge_service.forge.trace_tasks import forge_traces
 from judge_service.forge.traces import Trace
 from judge_service.world.script import script_for
 
@@ -103,3 +106,47 @@ def test_a_script_from_a_proposed_reference_makes_provisional_verdicts():
     assert script_for(task, {}, seed=0).provisional is True
     agreed = {**task, "end_state_source": "consensus"}
     assert script_for(agreed, {}, seed=0).provisional is False
+
+
+def _lookup_run(trace_id: str, said: str, args: dict[str, Any], person: str) -> Trace:
+    messages = [
+        {"role": "user", "content": f"I need to cancel my pending order of the red kettle, please. {said}"},
+        _call("assistant", "1", "find_customer", args),
+        _answer("1", person),
+        {"role": "assistant", "content": "Done, it is cancelled."},
+        {"role": "user", "content": "Thanks!"},
+    ]
+    return Trace(id=trace_id, line=1, messages=messages, tools=None, metadata={})
+
+
+def test_the_person_is_the_id_that_a_lookup_made_with_the_users_own_words_answered():
+    by_mail = _lookup_run(
+        "a", "My e-mail is ada@example.com.", {"email": "ada@example.com"}, "ada_17"
+    )
+    by_name = _lookup_run(
+        "b", "I'm Ada Byron, zip 10001.", {"name": "Ada Byron", "zip": "10001"}, "ada_17"
+    )
+    assert who(by_mail, tool_calls(by_mail)) == "who:ada_17"
+    assert who(by_name, tool_calls(by_name)) == "who:ada_17"
+    # arguments the user never said make no identity (the agent guessed or read them)
+    guessed = _lookup_run("c", "Hi.", {"email": "someone@example.com"}, "x_99")
+    assert who(guessed, tool_calls(guessed)) is None
+    # an object answer gives the object's own id
+    obj = _lookup_run("d", "Call me on 555-0101.", {"phone": "555-0101"}, "")
+    obj.messages[2] = _answer("1", {"customer_id": "C-4", "phone": "555-0101"})
+    assert who(obj, tool_calls(obj)) == "who:C-4"
+
+
+def test_two_people_with_the_same_words_are_never_one_task_and_each_task_says_who():
+    runs = [
+        _lookup_run("a1", "My e-mail is ada@example.com.", {"email": "ada@example.com"}, "ada_17"),
+        _lookup_run(
+            "a2", "I'm Ada Byron, zip 10001.", {"name": "Ada Byron", "zip": "10001"}, "ada_17"
+        ),
+        _lookup_run("b1", "My phone is 555-0199.", {"phone": "555-0199"}, "bob_42"),
+    ]
+    forged = forge_traces(runs, embedder=TfidfEmbedder())
+    by_trace = {t: task for task in forged.tasks for t in task.trace_ids}
+    assert by_trace["a1"] is by_trace["a2"]
+    assert by_trace["b1"] is not by_trace["a1"]
+    assert by_trace["a1"].identity == "who:ada_17" and by_trace["b1"].identity == "who:bob_42"

@@ -86,6 +86,7 @@ def _task_fields(task: TraceTask, goal: str) -> dict[str, Any]:
             "traces": task.trace_ids,
             "request": first.request,
             "entities": first.entities,
+            "identity": task.identity,
             "evidence": task.evidence(),
         },
         "duplicates": task.repeats,

@@ -33,6 +33,7 @@ from judge_service.forge.end_states import (
 )
 from judge_service.forge.entities import state_diff
 from judge_service.forge.goals import ENTITY, Goal, goals
+from judge_service.forge.identity import who
 from judge_service.forge.labels import sign_report
 from judge_service.forge.merge import fold_companions, merge_goals
 from judge_service.forge.signs import CLOSING, COMPLAINT, failure_signs
@@ -95,6 +96,17 @@ class TraceTask:
             state.update(outcome.end_state)
         writes = [w for _, o in parts for w in o.writes]
         return GoalOutcome(writes, dict(sorted(state.items())), max(turns) if turns else None)
+
+    @property
+    def identity(self) -> str:
+        """Who asks, as the goal's runs show it: the person's ``who:`` id from the agent's
+        lookups, else the people the user named (e-mails, names), else ``wording`` (no
+        identity found: the goal was told apart by its words alone)."""
+        handles = [h for g in self.goals for h in g.context if h.startswith("who:")]
+        if handles:
+            return handles[0]
+        named = [e for g in self.goals for e in g.entities if "@" in e or e.startswith("name:")]
+        return named[0] if named else "wording"
 
     def line(self) -> str:
         """The rule's goal line; a compound goal's parts joined by "; also: "."""
@@ -279,6 +291,9 @@ def _trace_goals(
 ) -> list[tuple[Goal, GoalOutcome]]:
     """The trace's goals with their signs and outcomes; none when the user said no words."""
     found = goals(trace)
+    person = who(trace, calls)
+    for goal in found if person else []:
+        goal.context = [person, *goal.context]
     signs = failure_signs(trace, calls)
     for goal in found:
         goal.failures = [s for s in signs if goal.start <= s.turn < goal.end]
