@@ -110,7 +110,7 @@ def test_a_script_from_a_proposed_reference_makes_provisional_verdicts():
 
 def _lookup_run(trace_id: str, said: str, args: dict[str, Any], person: str) -> Trace:
     messages = [
-        {"role": "user", "content": f"I need to cancel my pending order of the red kettle, please. {said}"},
+        {"role": "user", "content": f"Please cancel my pending order of the red kettle. {said}"},
         _call("assistant", "1", "find_customer", args),
         _answer("1", person),
         {"role": "assistant", "content": "Done, it is cancelled."},
