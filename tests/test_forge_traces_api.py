@@ -77,8 +77,11 @@ def test_a_trace_job_gives_one_task_per_goal_with_its_end_state_and_evidence(
     assert {e["end_state"] for e in evidence} == {0, 1}
     failed = job["result"]["failed"]
     liar = claimed["end_states"][1]["traces"][0]
-    assert [s["kind"] for s in failed[liar]] == ["disagrees_with_consensus"]
-    assert "missing" in failed[liar][0]["evidence"]
+    assert [s["kind"] for s in failed[liar]] == [
+        "claimed_without_write",
+        "disagrees_with_consensus",
+    ]
+    assert "missing" in failed[liar][1]["evidence"]
     # the family's review item shows the candidate end states side by side
     items = client.get(
         "/v1/review", params={"kind": "task_family"}, headers=keys["reviewer"]

@@ -1,9 +1,20 @@
 """The signs that a trace went wrong, each with its turn and an excerpt.
 
-- ``user_complaint``: the user says the agent was wrong ("that's not what I asked").
-- ``tool_error``: a tool call failed and no later call of that tool succeeded. An error the
-  agent recovered from (a typo in an e-mail, then the right one) is ordinary work.
-- ``retry_loop``: the same call, name and arguments, three times.
+Each sign kind must be precise on its own (on the real τ²-bench runs, most failed runs look
+polite: a sign that also marks good runs is worse than none). Cues too weak for that are
+reported apart (:func:`weak_cues`) and mark no run failed.
+
+- ``user_complaint``: the user says the agent's last words or deed were wrong ("that's not
+  what I asked", "it still doesn't work"), answering a statement of the agent's, not a
+  question (a "not quite" to the agent's guess is a correction, not a complaint).
+- ``tool_error``: a call failed and nothing made it good: a write (a tool whose name does not
+  read as a read) that no later successful write on the same record (an id argument in
+  common) replaced, or any call after which no call succeeded. A failed lookup the agent got
+  past (a typo in an e-mail, then the right one) is ordinary work.
+- ``retry_loop``: the same call, name and arguments, three times, not all of them successful
+  reads (reading a record again is no loop).
+- ``claimed_without_write``, ``transfer_without_trying``: :mod:`judge_service.forge.sign_writes`.
+- ``contradicts_user``: :mod:`judge_service.forge.sign_contradicts`.
 - ``abandoned``: the conversation stops without an ending: its last word is not the agent's
   answer, nor the user's thanks or goodbye, nor a completed transfer to a human (a call
   named or answered like one: ``transfer_to_human``, "Transfer successful").
@@ -15,10 +26,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from judge_service.forge.calls import ToolCall
+from judge_service.forge.entities import id_arguments
+from judge_service.forge.sign_contradicts import contradicts_user
+from judge_service.forge.sign_writes import (
+    HANDOFF as HANDOFF,  # re-exported: where it was first
+)
+from judge_service.forge.sign_writes import (
+    claimed_without_write,
+    may_write,
+    plain,
+    transfer_without_trying,
+    unconfirmed_writes,
+)
 from judge_service.forge.traces import (
     STOP_TOKEN,
     FailureSign,
@@ -29,19 +51,20 @@ from judge_service.forge.traces import (
 )
 
 COMPLAINT = re.compile(
-    r"\b(that'?s (wrong|not right|incorrect)|(is|was|it'?s) (wrong|incorrect)|not what i "
-    r"(asked|wanted|meant)|you (didn'?t|did not|forgot|ignored|missed)|(doesn'?t|does not|"
-    r"didn'?t|did not) work|still (broken|wrong|not working|failing)|i (said|told you)|"
-    r"no,? i meant|try again|useless|that'?s not it)\b",
+    r"\b(that'?s (wrong|not right|incorrect|not what i)|not what i (asked|wanted|meant)|you "
+    r"(didn'?t|did not|forgot|ignored|missed)|(doesn'?t|does not|didn'?t|did not) work|still "
+    r"(broken|wrong|not working|failing|fails|doesn'?t work|isn'?t working)|i (already )?told "
+    r"you|no,? i meant|that'?s not it)\b",
     re.IGNORECASE,
 )
+#: A sentence that states a condition ("if that doesn't work, …") complains of nothing yet.
+CONDITION = re.compile(r"\b(if|whether|in case|unless|otherwise)\b", re.IGNORECASE)
 CLOSING = re.compile(
     r"\b(thanks?|thank you|thx|cheers|that'?s (all|it|everything)|that is all|all set|"
     r"good ?bye|bye|have a (nice|good|great) (day|one|evening)|nothing (else|more)|"
     r"no,? (that'?s|thank)|appreciate)",
     re.IGNORECASE,
 )
-HANDOFF = re.compile(r"transfer|handoff|hand_off|escalat|human", re.IGNORECASE)
 #: An identical tool call (name and arguments) this many times in one trace is a retry loop.
 RETRY_LOOP_CALLS = 3
 
@@ -50,19 +73,58 @@ def _call_key(call: ToolCall) -> str:
     return json.dumps([call.name, call.arguments], sort_keys=True)
 
 
-def _tool_signs(calls: Sequence[ToolCall]) -> list[FailureSign]:
+def _made_good(call: ToolCall, later: Sequence[ToolCall]) -> bool:
+    """Whether a failed call was made good by the calls after it (``tool_error`` above)."""
+    worked = [c for c in later if not c.error]
+    if not worked:
+        return False
+    if not may_write(call.name):
+        return True
+    if any(c.name == call.name for c in worked):
+        return True
+    ids = _ids(call)
+    return bool(ids) and any(may_write(c.name) and ids & _ids(c) for c in worked)
+
+
+def _ids(call: ToolCall) -> set[str]:
+    """The call's id arguments, as written loosely (``W12`` is ``#W12``)."""
+    return {value.lower().lstrip("#") for _, value in id_arguments(call)}
+
+
+def _tool_signs(every: Sequence[ToolCall]) -> list[FailureSign]:
+    """``retry_loop`` and ``tool_error`` of the agent's calls (a user's own tool that fails
+    is what the agent is there to fix)."""
     signs = []
-    repeats: Counter[str] = Counter()
+    repeats: dict[str, list[ToolCall]] = {}
+    calls = [c for c in every if c.caller == "assistant"]
     for position, call in enumerate(calls):
-        repeats[_call_key(call)] += 1
-        if repeats[_call_key(call)] == RETRY_LOOP_CALLS:
+        same = repeats.setdefault(_call_key(call), [])
+        same.append(call)
+        reads = all(not c.error and c.answer is not None for c in same)
+        if len(same) == RETRY_LOOP_CALLS and not (reads and not may_write(call.name)):
             signs.append(
                 FailureSign("retry_loop", call.turn, f"{call.name} called {RETRY_LOOP_CALLS} times")
             )
-        recovered = any(c.name == call.name and not c.error for c in calls[position + 1 :])
-        if call.error and not recovered:
+        if call.error and not _made_good(call, calls[position + 1 :]):
             turn = call.answer_turn if call.answer_turn is not None else call.turn
             signs.append(FailureSign("tool_error", turn, excerpt(call.answer or "")))
+    return signs
+
+
+def _complaints(trace: Trace) -> list[FailureSign]:
+    """The user's complaints about the agent's last statement (``user_complaint`` above)."""
+    signs = []
+    said = None  # the agent's last words
+    for turn, message in enumerate(trace.messages):
+        text = plain(content_text(message.get("content")))
+        if message.get("role") == "assistant" and text.strip():
+            said = text
+        if message.get("role") != "user" or said is None or "?" in said[-250:]:
+            continue
+        words = user_words(text)
+        sentences = re.split(r"(?<=[.!?])\s+|\n+", words)
+        if any(COMPLAINT.search(s) and not CONDITION.search(s) for s in sentences):
+            signs.append(FailureSign("user_complaint", turn, excerpt(words)))
     return signs
 
 
@@ -89,20 +151,26 @@ def ended_properly(trace: Trace, calls: Sequence[ToolCall]) -> bool:
     return bool(handed_off) and handed_off[-1].turn >= max(c.turn for c in calls)
 
 
-def failure_signs(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
-    """Every sign of the trace but consensus, in message order."""
-    signs: list[FailureSign] = []
-    seen_assistant = False
-    for turn, message in enumerate(trace.messages):
-        role = message.get("role")
-        if role == "user" and seen_assistant:
-            text = user_words(content_text(message.get("content")))
-            if COMPLAINT.search(text):
-                signs.append(FailureSign("user_complaint", turn, excerpt(text)))
-        seen_assistant = seen_assistant or role == "assistant"
+def failure_signs(
+    trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> list[FailureSign]:
+    """Every sign of the trace but consensus, in message order. ``writes`` names the write
+    tools (:func:`judge_service.forge.effects.write_tools`); ``None``: by their names."""
+    signs = _complaints(trace)
     signs.extend(_tool_signs(calls))
+    signs.extend(claimed_without_write(trace, calls))
+    signs.extend(transfer_without_trying(trace, calls))
+    signs.extend(contradicts_user(trace, calls, writes))
     if trace.metadata.get("abandoned") is True or not ended_properly(trace, calls):
         signs.append(
             FailureSign("abandoned", len(trace.messages) - 1, "the conversation has no ending")
         )
     return sorted(signs, key=lambda s: s.turn)
+
+
+def weak_cues(
+    trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> list[FailureSign]:
+    """Cues too imprecise to mark a run failed, reported beside the signs, in message order:
+    ``unconfirmed_write`` (:func:`judge_service.forge.sign_writes.unconfirmed_writes`)."""
+    return sorted(unconfirmed_writes(trace, calls, writes), key=lambda s: s.turn)

@@ -294,7 +294,7 @@ def _trace_goals(
     person = who(trace, calls)
     for goal in found if person else []:
         goal.context = [person, *goal.context]
-    signs = failure_signs(trace, calls)
+    signs = failure_signs(trace, calls, writers)
     for goal in found:
         goal.failures = [s for s in signs if goal.start <= s.turn < goal.end]
     return [(g, goal_outcome(calls, writers, g.start, g.end)) for g in found]

@@ -1,0 +1,200 @@
+"""Failure signs from what a run did against what its user said: writes, claims, hand-offs.
+
+- ``claimed_without_write``: the agent says a change is done ("your order has been
+  cancelled", "I've updated …") while no call that could change anything has succeeded yet,
+  neither the agent's nor the user's own (a user with tools of their own).
+- ``transfer_without_trying``: a hand-off to a human (a call named like one) before anything
+  was tried: no call that could change anything, by the agent or the user, no tool that
+  refused, and no word of the agent that the request cannot be done.
+- ``unconfirmed_write`` (a weak cue, not a failure: :func:`unconfirmed_writes`): a write
+  with no "yes" from the user between the agent's last words and the call. On the real
+  τ²-bench retail runs such writes failed about as often as confirmed ones (a third), so it
+  is reported beside the failures and marks nothing failed.
+
+A write is a call of a tool in ``writes`` (the classes of :mod:`judge_service.forge.effects`;
+with none given, tools whose names read as writes), never one whose name reads as a read
+(``get_``, ``find_``): the evidence that classes tools can blame the read that showed a
+change. Where a sign only needs to know that nothing changed, any call whose name does not
+read as a read, nor as a hand-off, counts as one that could have.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator, Sequence
+from typing import Any
+
+from judge_service.forge.calls import ToolCall
+from judge_service.forge.effects import name_prior
+from judge_service.forge.traces import FailureSign, Trace, content_text, excerpt, user_words
+
+HANDOFF = re.compile(r"transfer|handoff|hand_off|escalat|human", re.IGNORECASE)
+_DONE = (
+    r"(?:cancell?ed|processed|refunded|updated|modified|exchanged|returned|submitted|changed|"
+    r"completed|enabled|disabled|placed|booked|reserved|applied|issued|initiated|added|"
+    r"removed|reverted|sent|activated|deactivated|resumed|suspended|upgraded|downgraded|"
+    r"rebooked|rescheduled|scheduled|created|deleted|paid|charged|credited|restored|"
+    r"unlocked|reset|renewed|approved|registered|opened|closed)"
+)
+#: A sentence that says a change is done: "… has been cancelled", "I've updated …".
+CLAIM = re.compile(
+    r"\b(?:has|have)\s+(?:now\s+|just\s+)?been\s+(?:now\s+)?(?:successfully\s+)?" + _DONE + r"\b"
+    r"|\bI(?:'ve| have)\s+(?:now\s+|just\s+)?(?:successfully\s+)?" + _DONE + r"\b"
+    r"|\bsuccessfully\s+" + _DONE + r"\b",
+    re.IGNORECASE,
+)
+#: Words that make a sentence a condition, a question, a negation or a plan, not a claim.
+HEDGE = re.compile(
+    r"\b(?:if|once|after|when|whether|until|before|unless|no|not|never|cannot|will|would|"
+    r"can|could|should|may|might|already)\b|n't\b|\?",
+    re.IGNORECASE,
+)
+SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+#: The agent saying the request cannot be done (a reason to hand off without trying).
+REFUSAL = re.compile(
+    r"\b(?:cannot|can ?not|unable|not (?:possible|allowed|permitted|eligible|able|supported)|"
+    r"against (?:our|the) polic|polic(?:y|ies) (?:does not|doesn't|do not|don't)|"
+    r"only (?:be|possible|allowed)|must (?:go|be))\b|can't\b|(?:is|are)n't (?:possible|"
+    r"allowed|eligible)",
+    re.IGNORECASE,
+)
+#: A user turn that says yes to what the agent proposed.
+AFFIRM = re.compile(
+    r"\b(?:yes|yeah|yep|yup|confirm(?:ed)?|proceed|go ahead|do it|sounds (?:good|great|"
+    r"perfect|right)|that (?:works|is (?:right|correct|fine))|that'?s (?:right|correct|fine|"
+    r"perfect|good)|please do|absolutely|approved?)\b|^\W*(?:sure|ok(?:ay)?|correct|right|"
+    r"alright|perfect|great|fine|agreed)\b",
+    re.IGNORECASE,
+)
+#: Agent words that ask the user something: a question or a request to confirm.
+ASKS = re.compile(r"\?|\b(?:confirm|shall i|should i|would you like|do you want)\b", re.IGNORECASE)
+REFUSE_ACTION = re.compile(r"^\W*(?:no\b|nope\b|don'?t\b|do not\b|wait\b|hold on\b|stop\b)", re.I)
+
+
+def plain(text: str) -> str:
+    """``text`` with typographic apostrophes as ASCII ones, for the patterns here."""
+    return text.replace("\u2019", "'")
+
+
+def may_write(name: str) -> bool:
+    """Whether a tool could change something: its name reads neither as a read nor as a
+    hand-off."""
+    return name_prior(name) != "read" and not HANDOFF.search(name)
+
+
+def is_write(name: str, writes: Collection[str] | None) -> bool:
+    """Whether a call of ``name`` is a write (module docstring)."""
+    if name_prior(name) == "read" or HANDOFF.search(name):
+        return False
+    return name in writes if writes is not None else name_prior(name) == "write"
+
+
+def _user_calls(trace: Trace) -> list[tuple[int, str]]:
+    """``(turn, name)`` of each call the user makes with tools of their own."""
+    found = []
+    for turn, message in enumerate(trace.messages):
+        if message.get("role") != "user" or not isinstance(message.get("tool_calls"), list):
+            continue
+        for call in message["tool_calls"]:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and function.get("name"):
+                found.append((turn, str(function["name"])))
+    return found
+
+
+def _changed_before(trace: Trace, calls: Sequence[ToolCall], turn: int) -> bool:
+    """Whether a call that could change something succeeded (the agent's) or was made (the
+    user's) before message ``turn``."""
+    return any(c.turn < turn and not c.error and may_write(c.name) for c in calls) or any(
+        t < turn and may_write(name) for t, name in _user_calls(trace)
+    )
+
+
+def claims(text: str) -> Iterator[str]:
+    """The sentences of an agent turn that say a change is done, plainly."""
+    for match in SENTENCE.finditer(text):
+        sentence = match.group(0).strip()
+        if CLAIM.search(sentence) and not HEDGE.search(sentence):
+            yield sentence
+
+
+def claimed_without_write(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
+    """The first claim of a change done before anything that could change succeeded."""
+    for turn, message in enumerate(trace.messages):
+        if message.get("role") != "assistant":
+            continue
+        for sentence in claims(plain(content_text(message.get("content")))):
+            if not _changed_before(trace, calls, turn + 1):
+                return [FailureSign("claimed_without_write", turn, excerpt(sentence))]
+    return []
+
+
+def transfer_without_trying(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
+    """A hand-off before any change was tried, refused by a tool, or said impossible."""
+    handoff = next((c for c in calls if c.caller == "assistant" and HANDOFF.search(c.name)), None)
+    if handoff is None:
+        return []
+    before = [c for c in calls if c.index < handoff.index]
+    tried = any(may_write(c.name) or c.error for c in before) or any(
+        t < handoff.turn and may_write(name) for t, name in _user_calls(trace)
+    )
+    refused = any(
+        m.get("role") == "assistant" and REFUSAL.search(plain(content_text(m.get("content"))))
+        for m in trace.messages[: handoff.turn + 1]
+    )
+    if tried or refused:
+        return []
+    return [
+        FailureSign(
+            "transfer_without_trying",
+            handoff.turn,
+            f"{handoff.name} before any change was tried or refused",
+        )
+    ]
+
+
+def _spoken(message: dict[str, Any]) -> str:
+    return content_text(message.get("content")).strip()
+
+
+def _agent_turns(messages: list[dict[str, Any]], before: int) -> list[int]:
+    return [
+        t for t in range(before) if messages[t].get("role") == "assistant" and _spoken(messages[t])
+    ]
+
+
+def write_confirmed(trace: Trace, call: ToolCall) -> tuple[bool, int | None]:
+    """Whether the user said yes to ``call``, and the turn of the agent's words it answers
+    (``None``: the agent said nothing before it). Those words are the agent's last question
+    or request for confirmation before the call (else its last words); the yes is a user turn
+    between them and the call. A call whose own message asks something was not waited for."""
+    messages = trace.messages
+    if ASKS.search(_spoken(messages[call.turn])):
+        return False, call.turn
+    spoken = _agent_turns(messages, call.turn)
+    asked = [t for t in spoken if ASKS.search(_spoken(messages[t]))]
+    proposal = asked[-1] if asked else (spoken[-1] if spoken else None)
+    answers = [
+        plain(user_words(_spoken(m)))
+        for m in messages[(proposal + 1 if proposal is not None else 0) : call.turn]
+        if m.get("role") == "user" and user_words(_spoken(m))
+    ]
+    yes = any(AFFIRM.search(a) and not REFUSE_ACTION.search(a) for a in answers)
+    return yes, proposal
+
+
+def unconfirmed_writes(
+    trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> list[FailureSign]:
+    """An ``unconfirmed_write`` cue for each successful write the user did not say yes to."""
+    found = []
+    for call in calls:
+        if call.error or call.caller != "assistant" or not is_write(call.name, writes):
+            continue
+        yes, spoke = write_confirmed(trace, call)
+        if yes:
+            continue
+        said = _spoken(trace.messages[spoke]) if spoke is not None else ""
+        after = f"after the agent's {excerpt(said, 100)!r}" if said else "before the agent spoke"
+        found.append(FailureSign("unconfirmed_write", call.turn, f"{call.name}, no yes {after}"))
+    return found

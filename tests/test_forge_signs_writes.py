@@ -1,0 +1,284 @@
+"""Failure signs of one trace, on small hand-made conversations: writes the user never
+confirmed (a weak cue), success claimed with nothing done, hand-offs without trying, and the
+narrowed tool errors, retry loops and complaints."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from judge_service.forge.calls import tool_calls
+from judge_service.forge.signs import failure_signs, weak_cues
+from judge_service.forge.traces import Trace
+
+SYSTEM = {"role": "system", "content": "You are the support agent of a ferry company."}
+BOOKING = {"booking_ref": "FX-20931", "passenger": "Ada Byron", "sailing": "09:10"}
+CANCELLED = {**BOOKING, "status": "cancelled"}
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def bot(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+class Calls:
+    """Tool calls (the agent's, or with ``role="user"`` the user's own) and their answers,
+    numbered so that ids never repeat."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(
+        self, name: str, answer: Any, *, role: str = "assistant", said: str = "", **args: Any
+    ) -> list[dict[str, Any]]:
+        self.n += 1
+        call_id = f"call_{self.n}"
+        function = {"name": name, "arguments": json.dumps(args)}
+        content = answer if isinstance(answer, str) else json.dumps(answer)
+        return [
+            {
+                "role": role,
+                "content": said or None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": content},
+        ]
+
+
+def make(*parts: Any) -> Trace:
+    messages: list[dict[str, Any]] = [SYSTEM]
+    for part in parts:
+        messages.extend(part if isinstance(part, list) else [part])
+    return Trace("t", 1, messages, None, {})
+
+
+def signs(trace: Trace, writes: set[str] | None = None) -> list[str]:
+    calls = tool_calls(trace, roles=("assistant", "user"))
+    return [s.kind for s in failure_signs(trace, calls, writes)]
+
+
+def cues(trace: Trace, writes: set[str] | None = None) -> list[str]:
+    calls = tool_calls(trace, roles=("assistant", "user"))
+    return [s.kind for s in weak_cues(trace, calls, writes)]
+
+
+ASK = bot("I will cancel booking FX-20931. Shall I go ahead?")
+REQUEST = user("Please cancel my booking FX-20931.")
+
+
+# unconfirmed_write: a weak cue, never a failure
+
+
+@pytest.mark.parametrize(
+    ("answer", "confirmed"),
+    [
+        ("Yes, please go ahead.", True),
+        ("Sure.", True),
+        ("That's right, proceed.", True),
+        ("No, don't do that yet.", False),
+        ("Hmm, what would it cost?", False),
+    ],
+)
+def test_a_write_after_a_yes_is_confirmed_and_after_anything_else_is_a_cue(answer, confirmed):
+    call = Calls()
+    trace = make(
+        REQUEST, ASK, user(answer), call("cancel_booking", CANCELLED, booking_ref="FX-20931")
+    )
+    assert cues(trace, {"cancel_booking"}) == ([] if confirmed else ["unconfirmed_write"])
+    assert "unconfirmed_write" not in signs(trace, {"cancel_booking"})
+
+
+def test_a_write_right_after_the_agent_asked_before_the_user_answered_is_a_cue():
+    call = Calls()
+    waited_not = make(
+        REQUEST,
+        user("Yes, whatever it takes."),
+        ASK,
+        call("cancel_booking", CANCELLED, booking_ref="FX-20931"),
+    )
+    assert cues(waited_not, {"cancel_booking"}) == ["unconfirmed_write"]
+    # the question asked in the very message that makes the call
+    asked_and_did = make(
+        REQUEST,
+        call("cancel_booking", CANCELLED, said="Shall I cancel it?", booking_ref="FX-20931"),
+    )
+    assert cues(asked_and_did, {"cancel_booking"}) == ["unconfirmed_write"]
+    # a read is no write, whatever the user said; nor is a tool the classes call a read
+    assert cues(make(REQUEST, call("get_booking", BOOKING, booking_ref="FX-20931"))) == []
+    assert cues(waited_not, set()) == []
+
+
+def test_a_yes_to_the_agents_proposal_holds_across_its_narration():
+    call = Calls()
+    trace = make(
+        REQUEST,
+        ASK,
+        user("Yes."),
+        bot("Cancelling it now."),
+        call("cancel_booking", CANCELLED, booking_ref="FX-20931"),
+    )
+    assert cues(trace, {"cancel_booking"}) == []
+
+
+# claimed_without_write
+
+
+def test_success_claimed_with_nothing_done_is_a_sign_and_after_a_write_is_not():
+    call = Calls()
+    done = bot("Your booking FX-20931 has been cancelled.")
+    assert signs(make(REQUEST, done)) == ["claimed_without_write"]
+    assert signs(make(REQUEST, bot("I've cancelled your booking."))) == ["claimed_without_write"]
+    did = make(REQUEST, call("cancel_booking", CANCELLED, booking_ref="FX-20931"), done)
+    assert signs(did) == []
+    # a lookup changes nothing
+    looked = make(REQUEST, call("get_booking", BOOKING, booking_ref="FX-20931"), done)
+    assert signs(looked) == ["claimed_without_write"]
+
+
+def test_a_failed_write_backs_no_claim_and_the_users_own_call_does():
+    call = Calls()
+    done = bot("Your booking FX-20931 has been cancelled.")
+    failed = make(
+        REQUEST, call("cancel_booking", "Error: booking is locked", booking_ref="FX-20931"), done
+    )
+    assert "claimed_without_write" in signs(failed)
+    theirs = make(
+        user("My data is off."),
+        bot("Please turn mobile data on in your settings."),
+        call("toggle_data", "Mobile data: on", role="user"),
+        user("Done."),
+        bot("Great, your mobile data has been enabled."),
+    )
+    assert signs(theirs) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Once your booking has been cancelled, you will get an e-mail.",
+        "If it has been processed already, I can't change it.",
+        "Your booking has not been cancelled.",
+        "Has your booking been cancelled before?",
+        "You have been successfully verified.",
+    ],
+)
+def test_conditions_negations_questions_and_other_verbs_claim_nothing(text):
+    assert signs(make(REQUEST, bot(text))) == []
+
+
+# transfer_without_trying
+
+
+def handoff(call: Calls) -> list[dict[str, Any]]:
+    return call("transfer_to_human_agents", "Transfer successful", summary="user wants help")
+
+
+def test_a_hand_off_before_anything_was_tried_is_a_sign():
+    call = Calls()
+    trace = make(REQUEST, call("get_booking", BOOKING, booking_ref="FX-20931"), handoff(call))
+    assert signs(trace) == ["transfer_without_trying"]
+
+
+def test_a_hand_off_after_a_write_a_refusal_or_the_users_own_attempt_is_not():
+    call = Calls()
+    tried = make(
+        REQUEST,
+        call("cancel_booking", CANCELLED, booking_ref="FX-20931"),
+        user("I also want a refund to another card."),
+        handoff(call),
+    )
+    assert "transfer_without_trying" not in signs(tried)
+    refused = call("get_booking", "Error: booking is locked", booking_ref="FX-20931")
+    assert "transfer_without_trying" not in signs(make(REQUEST, refused, handoff(call)))
+    said_no = make(
+        REQUEST,
+        bot("Per our policy, a booking within 24 hours of sailing cannot be cancelled."),
+        user("Then get me a human."),
+        handoff(call),
+    )
+    assert signs(said_no) == []
+    user_tried = make(
+        user("No signal."),
+        bot("Please restart your phone."),
+        call("reboot_device", "Restarting", role="user"),
+        user("Still no signal."),
+        handoff(call),
+    )
+    assert "transfer_without_trying" not in signs(user_tried)
+
+
+# tool_error, retry_loop, user_complaint: narrowed
+
+
+def test_a_failed_write_is_made_good_by_a_later_write_on_the_same_record():
+    call = Calls()
+    typo = make(
+        REQUEST,
+        ASK,
+        user("Yes."),
+        call("cancel_booking", "Error: booking not found", booking_ref="X20931"),
+        call("cancel_booking", CANCELLED, booking_ref="#X20931"),
+        bot("Done."),
+    )
+    assert signs(typo) == []
+    other_tool = make(
+        REQUEST,
+        call("exchange_booking", "Error: sailed bookings only", booking_ref="FX-20931"),
+        call("modify_booking", {**BOOKING, "sailing": "17:40"}, booking_ref="FX-20931"),
+        bot("I moved it instead."),
+    )
+    assert signs(other_tool) == []
+    other_record = make(
+        REQUEST,
+        call("cancel_booking", "Error: booking is locked", booking_ref="FX-20931"),
+        call("update_profile", {"id": "u1"}, user_id="u1"),
+        bot("Sorry, I could not cancel it, but I updated your profile."),
+    )
+    assert signs(other_record) == ["tool_error"]
+
+
+def test_a_failed_lookup_counts_only_when_nothing_worked_after_it():
+    call = Calls()
+    got_past = make(
+        user("I'm ada@exmple.com"),
+        call("find_user_by_email", "Error: user not found", email="ada@exmple.com"),
+        call("find_user_by_name", "ada_1", full_name="Ada Byron"),
+        bot("Found you."),
+    )
+    assert signs(got_past) == []
+    gave_up = make(
+        user("I'm ada@exmple.com"),
+        call("find_user_by_email", "Error: service unavailable", email="ada@exmple.com"),
+        bot("Sorry, I cannot look you up right now."),
+    )
+    assert signs(gave_up) == ["tool_error"]
+
+
+def test_reading_a_record_three_times_is_no_loop_but_repeating_a_write_or_a_failure_is():
+    call = Calls()
+    reads = [call("get_booking", BOOKING, booking_ref="FX-20931") for _ in range(3)]
+    assert signs(make(REQUEST, *reads, bot("It is booked."))) == []
+    writes = [call("cancel_booking", CANCELLED, booking_ref="FX-20931") for _ in range(3)]
+    assert "retry_loop" in signs(make(REQUEST, *writes, bot("Done.")))
+    fails = [call("get_booking", "Error: timeout", booking_ref="FX-20931") for _ in range(3)]
+    assert "retry_loop" in signs(make(REQUEST, *fails, bot("The system is down.")))
+
+
+@pytest.mark.parametrize(
+    ("agent", "reply", "complaint"),
+    [
+        ("Your sailing is at 9:10.", "That's wrong, it was moved to 17:40.", True),
+        ("Please restart the app.", "I did, it still doesn't work.", True),
+        ("Is this your address: 1 Elm St?", "No, that's not it. It is 2 Oak St.", False),
+        ("Try restarting the app.", "OK. If that doesn't work, I'll call back.", False),
+        ("Your sailing is at 9:10.", "Oh no, my old address is wrong in my profile.", False),
+    ],
+)
+def test_a_complaint_answers_a_statement_of_the_agent_not_a_question(agent, reply, complaint):
+    trace = make(user("When do I sail?"), bot(agent), user(reply), bot("Noted."))
+    assert (signs(trace) == ["user_complaint"]) is complaint
