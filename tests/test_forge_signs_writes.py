@@ -282,3 +282,18 @@ def test_reading_a_record_three_times_is_no_loop_but_repeating_a_write_or_a_fail
 def test_a_complaint_answers_a_statement_of_the_agent_not_a_question(agent, reply, complaint):
     trace = make(user("When do I sail?"), bot(agent), user(reply), bot("Noted."))
     assert (signs(trace) == ["user_complaint"]) is complaint
+
+
+def test_a_problem_still_there_is_a_complaint_in_the_users_last_words_only():
+    still = user("I restarted it, but there's still no signal. What should I do next?")
+    advice = bot("Please restart your phone.")
+    ended = make(user("My phone has no signal."), advice, still, bot("I'll transfer you."))
+    assert signs(ended) == ["user_complaint"]
+    fixed = make(
+        user("My phone has no signal."),
+        advice,
+        still,
+        bot("Then reseat the SIM card."),
+        user("That did it, thanks!"),
+    )
+    assert signs(fixed) == []

@@ -6,7 +6,8 @@ reported apart (:func:`weak_cues`) and mark no run failed.
 
 - ``user_complaint``: the user says the agent's last words or deed were wrong ("that's not
   what I asked", "it still doesn't work"), answering a statement of the agent's, not a
-  question (a "not quite" to the agent's guess is a correction, not a complaint).
+  question (a "not quite" to the agent's guess is a correction, not a complaint); or the
+  user's last words say the problem is still there ("it still failed", "still no signal").
 - ``tool_error``: a call failed and nothing made it good: a write (a tool whose name does not
   read as a read) that no later successful write on the same record (an id argument in
   common) replaced, or any call after which no call succeeded. A failed lookup the agent got
@@ -55,6 +56,12 @@ COMPLAINT = re.compile(
     r"(didn'?t|did not|forgot|ignored|missed)|(doesn'?t|does not|didn'?t|did not) work|still "
     r"(broken|wrong|not working|failing|fails|doesn'?t work|isn'?t working)|i (already )?told "
     r"you|no,? i meant|that'?s not it)\b",
+    re.IGNORECASE,
+)
+#: The user's last words saying the problem is still there ("it still failed", "still no
+#: signal"): a complaint only at the end, for midway it is the next step of the work.
+PERSISTS = re.compile(
+    r"\bstill (failed|fails|failing|no|not working|(doesn|isn|won)'?t work(ing)?|broken)\b",
     re.IGNORECASE,
 )
 #: A sentence that states a condition ("if that doesn't work, …") complains of nothing yet.
@@ -115,6 +122,11 @@ def _complaints(trace: Trace) -> list[FailureSign]:
     """The user's complaints about the agent's last statement (``user_complaint`` above)."""
     signs = []
     said = None  # the agent's last words
+    spoke = [
+        t
+        for t, m in enumerate(trace.messages)
+        if m.get("role") == "user" and user_words(content_text(m.get("content")))
+    ]
     for turn, message in enumerate(trace.messages):
         text = plain(content_text(message.get("content")))
         if message.get("role") == "assistant" and text.strip():
@@ -122,8 +134,9 @@ def _complaints(trace: Trace) -> list[FailureSign]:
         if message.get("role") != "user" or said is None or "?" in said[-250:]:
             continue
         words = user_words(text)
-        sentences = re.split(r"(?<=[.!?])\s+|\n+", words)
-        if any(COMPLAINT.search(s) and not CONDITION.search(s) for s in sentences):
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", words) if not CONDITION.search(s)]
+        last = turn == spoke[-1]
+        if any(COMPLAINT.search(s) or (last and PERSISTS.search(s)) for s in sentences):
             signs.append(FailureSign("user_complaint", turn, excerpt(words)))
     return signs
 
