@@ -239,13 +239,11 @@ def finish(world: World, script: Script, episode: Episode) -> Verdict:
     """The end state against the task's reference (:func:`~judge_service.world.verify.
     end_state_verdict`, given the episode's answers as its call records: a write that only
     a model could have answered leaves the verdict undetermined)."""
-    verdict = end_state_verdict(
+    return end_state_verdict(
         world,
         world.task_state(script.start_traces),
         state_of(world, episode),
         episode.touched,
         script.reference,
         calls=episode.answers,
-    )
-    verdict.provisional = script.provisional
-    return verdict
+    ).model_copy(update={"provisional": script.provisional})
