@@ -89,24 +89,12 @@ def is_write(name: str, writes: Collection[str] | None) -> bool:
     return name in writes if writes is not None else name_prior(name) == "write"
 
 
-def _user_calls(trace: Trace) -> list[tuple[int, str]]:
-    """``(turn, name)`` of each call the user makes with tools of their own."""
-    found = []
-    for turn, message in enumerate(trace.messages):
-        if message.get("role") != "user" or not isinstance(message.get("tool_calls"), list):
-            continue
-        for call in message["tool_calls"]:
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict) and function.get("name"):
-                found.append((turn, str(function["name"])))
-    return found
-
-
-def _changed_before(trace: Trace, calls: Sequence[ToolCall], turn: int) -> bool:
+def _changed_before(calls: Sequence[ToolCall], turn: int) -> bool:
     """Whether a call that could change something succeeded (the agent's) or was made (the
-    user's) before message ``turn``."""
-    return any(c.turn < turn and not c.error and may_write(c.name) for c in calls) or any(
-        t < turn and may_write(name) for t, name in _user_calls(trace)
+    user's) before message ``turn``. ``calls`` are both roles' (``tool_calls(trace,
+    roles=("assistant", "user"))``)."""
+    return any(
+        c.turn < turn and may_write(c.name) and (c.caller == "user" or not c.error) for c in calls
     )
 
 
@@ -124,7 +112,7 @@ def claimed_without_write(trace: Trace, calls: Sequence[ToolCall]) -> list[Failu
         if message.get("role") != "assistant":
             continue
         for sentence in claims(plain(content_text(message.get("content")))):
-            if not _changed_before(trace, calls, turn + 1):
+            if not _changed_before(calls, turn + 1):
                 return [FailureSign("claimed_without_write", turn, excerpt(sentence))]
     return []
 
@@ -134,10 +122,7 @@ def transfer_without_trying(trace: Trace, calls: Sequence[ToolCall]) -> list[Fai
     handoff = next((c for c in calls if c.caller == "assistant" and HANDOFF.search(c.name)), None)
     if handoff is None:
         return []
-    before = [c for c in calls if c.index < handoff.index]
-    tried = any(may_write(c.name) or c.error for c in before) or any(
-        t < handoff.turn and may_write(name) for t, name in _user_calls(trace)
-    )
+    tried = any(may_write(c.name) or c.error for c in calls if c.index < handoff.index)
     refused = any(
         m.get("role") == "assistant" and REFUSAL.search(plain(content_text(m.get("content"))))
         for m in trace.messages[: handoff.turn + 1]
