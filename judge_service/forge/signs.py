@@ -31,6 +31,7 @@ from collections.abc import Collection, Sequence
 
 from judge_service.forge.calls import ToolCall
 from judge_service.forge.entities import id_arguments
+from judge_service.forge.goals import SENTENCE
 from judge_service.forge.sign_contradicts import contradicts_user
 from judge_service.forge.sign_writes import (
     HANDOFF as HANDOFF,  # re-exported: where it was first
@@ -134,7 +135,7 @@ def _complaints(trace: Trace) -> list[FailureSign]:
         if message.get("role") != "user" or said is None or "?" in said[-250:]:
             continue
         words = user_words(text)
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", words) if not CONDITION.search(s)]
+        sentences = [s for s in SENTENCE.split(words) if not CONDITION.search(s)]
         last = turn == spoke[-1]
         if any(COMPLAINT.search(s) or (last and PERSISTS.search(s)) for s in sentences):
             signs.append(FailureSign("user_complaint", turn, excerpt(words)))
