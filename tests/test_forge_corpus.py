@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from judge_service.forge.embed import TfidfEmbedder, get_embedder
-from judge_service.forge.scoring import abandoned_after_thanks, forge_figures
+from judge_service.forge.scoring import forge_figures
 from judge_service.forge.trace_tasks import TraceForge, forge_traces
 from judge_service.forge.traces import parse_traces
 
@@ -38,6 +38,11 @@ def _ends_with_thanks(text: str) -> list[str]:
         if last["role"] == "user" and THANKS.search(last["content"] or ""):
             ids.append(record["id"])
     return ids
+
+
+def _abandoned(forged: TraceForge, trace_ids: list[str]) -> list[str]:
+    """The traces of ``trace_ids`` that the forge marked ``abandoned``."""
+    return [t for t in trace_ids if any(s["kind"] == "abandoned" for s in forged.failed.get(t, []))]
 
 
 def _rename(text: str, names: dict[str, str]) -> str:
@@ -69,7 +74,7 @@ def _check(
     assert figures["merged_goal_share"] <= 0.05, figures
     assert figures["reference_correct"] >= 0.95, figures
     assert figures["signs_balanced_accuracy"] >= 0.75, figures
-    assert abandoned_after_thanks(forged, _ends_with_thanks(text)) == 0
+    assert _abandoned(forged, _ends_with_thanks(text)) == []  # thanks end no trace abandoned
     return figures
 
 

@@ -446,3 +446,48 @@ def test_each_shared_name_is_defined_once() -> None:
         "SEVERITY_WEIGHT": ["judge_service/domain.py"],
         "PenaltyName": ["judge_service/wire.py"],
     }
+
+
+#: Where the package's own code, and what runs it, may call a function: not the tests.
+CALLERS = ("judge_service", "plugins", "trainer_bridge", "bench", "scripts", "migrations")
+#: Resets of a module's process-wide cache, which tests call between cases: the module owns the
+#: cache, so it owns its reset too.
+RESETS = {"dispose_engines", "forget_clients", "stop_local_servers"}
+
+
+def uncalled(sources: list[Path], callers: list[Path]) -> list[str]:
+    """``file: name`` for each undecorated public function or class at module level in
+    ``sources`` whose name appears nowhere in ``callers`` but in its own definition."""
+    words: dict[str, int] = {}
+    for path in callers:
+        for word in re.findall(r"[A-Za-z_]\w*", path.read_text(encoding="utf-8")):
+            words[word] = words.get(word, 0) + 1
+    found = []
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for path in sources:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, kinds) or node.decorator_list or node.name.startswith("_"):
+                continue
+            if words.get(node.name, 0) <= 1 and node.name not in RESETS:
+                found.append(f"{path.name}: {node.name}")
+    return found
+
+
+def test_no_function_of_the_package_is_called_by_tests_alone() -> None:
+    """Production code that only tests use is dead weight that looks alive: each public
+    function and class of the package has a caller in the package, the plugins, the bridge,
+    the benchmarks, the scripts or ``pyproject.toml`` (routes and commands are registered by
+    their decorators)."""
+    callers = [p for folder in CALLERS for p in python_files(ROOT / folder)]
+    assert uncalled(python_files(PACKAGE), [*callers, ROOT / "pyproject.toml"]) == []
+
+
+def test_the_uncalled_checker_flags_a_planted_function(tmp_path: Path) -> None:
+    source = tmp_path / "source.py"
+    source.write_text(
+        "def called():\n    pass\n\n\ndef only_tested():\n    pass\n\n\n"
+        "def _private():\n    pass\n\n\n@decorated\ndef route():\n    pass\n"
+    )
+    caller = tmp_path / "caller.py"
+    caller.write_text("from source import called\n")
+    assert uncalled([source], [source, caller]) == ["source.py: only_tested"]

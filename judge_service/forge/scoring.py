@@ -8,7 +8,7 @@ failure signs' balanced accuracy against the labels.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from judge_service.forge.entities import canonical
@@ -76,9 +76,3 @@ def forge_figures(
         "signs_balanced_accuracy": (labels.get("any_sign") or {}).get("balanced_accuracy"),
         "signs": labels,
     }
-
-
-def abandoned_after_thanks(forged: TraceForge, endings: Sequence[str]) -> int:
-    """How many of the traces in ``endings`` (those that end with thanks) are marked
-    ``abandoned``: the issue's rule says none may be."""
-    return sum(any(s["kind"] == "abandoned" for s in forged.failed.get(t, [])) for t in endings)
