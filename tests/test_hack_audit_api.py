@@ -7,6 +7,7 @@ import pytest
 
 from judge_service.core.settings import Settings
 from tests.fakes import FakeOpenAIServer, Reply
+from tests.review_support import llm_judge
 
 
 @pytest.fixture
@@ -199,7 +200,7 @@ def test_review_decisions_become_training_rows_for_the_learned_detector(
     assert all("grader" in row["completion"] for row in rows)
 
 
-def test_a_rubric_can_set_the_penalty_policy(client, keys):
+def test_a_rubric_can_set_the_penalty_policy(client, keys, fake: FakeOpenAIServer):
     rubric = {
         "name": "strict-refunds",
         "description": "Refund handling, hacks masked.",
@@ -209,15 +210,12 @@ def test_a_rubric_can_set_the_penalty_policy(client, keys):
     created = client.post("/v1/rubrics", headers=keys["admin"], json=rubric)
     assert created.status_code == 201, created.text
     assert created.json()["penalty"] == "mask"
-    body = score(client, keys, [HONEST, INJECTION], rubric="strict-refunds")
+    panel = [JUDGE, llm_judge(fake)]  # a model judge asks the rubric's criteria
+    body = score(client, keys, [HONEST, INJECTION], rubric="strict-refunds", judges=panel)
     assert body["rubric"] == "strict-refunds@1"
-    # no model judge asks its criteria: the answer says that only its penalty applied
-    (warning,) = [w for w in body["warnings"] if "strict-refunds" in w]
-    assert "was not applied" in warning and "penalty policy 'mask'" in warning
     honest, hack = body["results"]
-    assert honest["valid"] is True
+    assert honest["valid"] is True and "rubric/cites-policy" in honest["components"]
     assert hack["valid"] is False and hack["failure_kind"] == "flagged_hack"
-    _, floored = score(client, keys, [HONEST, INJECTION], rubric="strict-refunds", penalty="floor")[
-        "results"
-    ]
+    floor = {"rubric": "strict-refunds", "judges": panel, "penalty": "floor"}
+    _, floored = score(client, keys, [HONEST, INJECTION], **floor)["results"]
     assert floored["valid"] is True and floored["reward"] == 0.0  # the request wins

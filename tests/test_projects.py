@@ -20,7 +20,9 @@ from judge_service.rubrics import files as rubric_files
 from judge_service.rubrics.job_review_enqueue import enqueue_review
 from judge_service.rubrics.tables import ReviewItemRow
 from judge_service.scoring.job import known_hack_texts
+from tests.fakes import FakeOpenAIServer
 from tests.helpers import run_cli, service_env
+from tests.review_support import llm_judge
 from tests.test_review_queue import flagged_batch
 
 Headers = dict[str, str]
@@ -177,7 +179,7 @@ def _flagged_in(url: str, project: str) -> str:
     return batch_id
 
 
-def test_rubric_names_are_per_project_and_resolve_in_the_callers(api, keys):
+def test_rubric_names_are_per_project_and_resolve_in_the_callers(api, keys, fake: FakeOpenAIServer):
     rubric = {
         "name": "house-style",
         "description": "d",
@@ -203,7 +205,7 @@ def test_rubric_names_are_per_project_and_resolve_in_the_callers(api, keys):
     assert "only-a" not in names_b and "house-style" in names_b
     body = {
         "rubric": "only-a",
-        "judges": ["reference_match"],
+        "judges": [llm_judge(fake)],  # a model judge: one that asks a rubric's criteria
         "samples": [{"id": "x", "prompt": "p", "completion": "4", "reference": "4"}],
     }
     refused = api.post("/v1/rewards", json=body, headers=keys["trainer_b"])

@@ -241,28 +241,41 @@ def test_mining_runs_on_a_celery_worker(
         worker.kill()
 
 
-def test_a_rubric_no_judge_asks_is_said_not_applied(
-    client: TestClient, keys: dict, fake: FakeOpenAIServer
+def test_a_rubric_no_judge_asks_is_422_naming_it(
+    client: TestClient, keys: dict, fake: FakeOpenAIServer, embedded_settings
 ):
-    """Only model judges ask a rubric's criteria: with deterministic judges alone the answer
-    (and every poll of it) says the rubric was not applied, instead of only echoing it."""
+    """Only model judges ask a rubric's criteria: a panel of deterministic judges alone (the
+    request's, or the default JS_DEFAULT_JUDGES) with a rubric is refused naming ``rubric``,
+    not scored with an answer that names a rubric it never used. One model judge suffices."""
     trainer = keys["trainer"]
     assert client.post("/v1/rubrics", json=RUBRIC, headers=keys["admin"]).status_code == 201
-    alone = score(client, trainer, samples=samples(2), judges=["reference_match"], rubric=NAME)
-    assert alone["rubric"] == f"{NAME}@1"
-    (warning,) = [w for w in alone["warnings"] if NAME in w]
-    assert f"rubric {NAME}@1 was not applied" in warning and "reference_match" in warning
-    assert "penalty" not in warning  # this rubric sets none
-    polled = client.get(f"/v1/rewards/{alone['batch_id']}", headers=trainer).json()
-    assert polled["warnings"] == alone["warnings"]
+    body = {"samples": samples(2), "judges": ["reference_match"], "rubric": NAME}
+    refused = client.post("/v1/rewards", json=body, headers=trainer)
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "rubric_not_applicable"
+    assert error["detail"] == {
+        "field": "rubric",
+        "rubric": f"{NAME}@1",
+        "judges": ["reference_match"],
+    }
+    assert error["message"].startswith(f"rubric: {NAME}@1 cannot be applied")
     mixed = score(
         client, trainer, samples=samples(2), judges=["reference_match", llm_judge(fake)],
         rubric=NAME,
     )  # fmt: skip
-    assert not [w for w in mixed["warnings"] if NAME in w]
+    assert mixed["rubric"] == f"{NAME}@1"
     assert all(
         f"rubric/{c['id']}" in r["components"] for r in mixed["results"] for c in RUBRIC["criteria"]
     )
+    defaults = embedded_settings.model_copy(update={"default_judges": "reference_match"})
+    with TestClient(create_app(defaults)) as by_default:
+        del body["judges"]
+        for path, sent in (("/v1/rewards", body), (f"/get_reward?rubric={NAME}", {"query": ["q"]})):
+            refused = by_default.post(path, json=sent, headers=trainer)
+            assert refused.status_code == 422, (path, refused.text)
+            assert refused.json()["error"]["code"] == "rubric_not_applicable"
+            assert "JS_DEFAULT_JUDGES" in refused.json()["error"]["message"]
 
 
 def test_mining_without_a_model_uses_the_local_smollm2(client: TestClient, keys: dict):
@@ -271,7 +284,7 @@ def test_mining_without_a_model_uses_the_local_smollm2(client: TestClient, keys:
     assert client.post("/v1/rubrics", json=RUBRIC, headers=admin).status_code == 201
     right = {"reference": "1234"}
     batch = [{**s, **right} for s in samples(8)]
-    score(client, admin, samples=batch, judges=["reference_match"], rubric=NAME, run_id="local")
+    score(client, admin, samples=batch, judges=["reference_match"], run_id="local")
     job = mine(client, admin, NAME, run_id="local", max_items=1, timeout=300)
     assert job["result"]["model"] == "openai/smollm2"
     assert job["result"]["usage"]["judge_calls"] >= 1
@@ -310,7 +323,7 @@ def test_mining_on_the_local_judge_while_it_builds_is_503_like_a_batch(
     with its Retry-After, and no job stored; another model is not held up."""
     admin = keys["admin"]
     assert client.post("/v1/rubrics", json=RUBRIC, headers=admin).status_code == 201
-    score(client, admin, samples=samples(8), judges=["reference_match"], rubric=NAME, run_id="r")
+    score(client, admin, samples=samples(8), judges=["reference_match"], run_id="r")
     monkeypatch.setattr(local_gate, "machine_build", _Building)
     local = {"samples": samples(1), "judges": [LOCAL_JUDGE_NAME]}
     batch = client.post("/v1/rewards", json=local, headers=admin)

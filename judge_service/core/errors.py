@@ -17,7 +17,8 @@
     │   ├── UnknownJudge (422 unknown_judge)
     │   ├── UnknownAggregator (422 unknown_aggregator)
     │   ├── EndpointRefused (422 endpoint_not_allowed)  api_base/endpoint/api_key not allowed
-    │   └── UnknownRubric (422 unknown_rubric)
+    │   ├── UnknownRubric (422 unknown_rubric)
+    │   └── RubricNotApplicable (422 rubric_not_applicable)  no judge of the panel asks it
     ├── Unavailable (503 unavailable)               the broker is down; sends Retry-After
     │   ├── NoWorker (503 no_worker)                no worker heartbeat within JS_WORKER_GRACE_S
     │   ├── ShuttingDown (503 shutting_down)        `serve` is stopping: it takes no new work
@@ -133,6 +134,13 @@ class EndpointRefused(ValidationFailed):
 
 class UnknownRubric(ValidationFailed):
     code = "unknown_rubric"
+
+
+class RubricNotApplicable(ValidationFailed):
+    """A batch names a rubric, but no judge of its panel asks a rubric's criteria (only
+    model judges do): scored as asked, the rubric would do nothing."""
+
+    code = "rubric_not_applicable"
 
 
 class Unavailable(JudgeServiceError):

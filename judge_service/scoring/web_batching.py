@@ -23,6 +23,7 @@ from judge_service.core.errors import (
     Conflict,
     DuplicateSampleIds,
     NotFound,
+    RubricNotApplicable,
     ValidationFailed,
 )
 from judge_service.core.registry import Registry
@@ -104,14 +105,13 @@ def resolve_plan(
         settings=settings,
         field="hindsight_judges",
     )
-    penalty = request.penalty or (rubric.penalty if rubric else None)
-    unasked = rubric is not None and not any(isinstance(m.judge, UsesLLM) for m in panel.members)
+    if rubric is not None and not any(isinstance(m.judge, UsesLLM) for m in panel.members):
+        raise rubric_not_applicable(rubric, specs, default=not request.judges)
     return BatchPlan(
         judges=specs,
         aggregator=aggregator,
         quorum=request.quorum,
         rubric=rubric,
-        warnings=[rubric_not_applied(rubric, specs, request.penalty)] if unasked else [],
         calibration=(
             calibration_maps([s["name"] for s in specs], settings=settings, project=project)
             if request.calibrate
@@ -120,26 +120,28 @@ def resolve_plan(
         **audit_plan(
             request.detectors,
             hindsight or None,
-            penalty,
+            request.penalty or (rubric.penalty if rubric else None),
             settings=settings,
             registry=registry,
         ),
     )
 
 
-def rubric_not_applied(rubric: Rubric, specs: list[dict[str, Any]], penalty: str | None) -> str:
-    """What a batch's answers say when its rubric's criteria are asked of no judge: only the
-    judges that call a model (``uses_llm``) ask them, so the rubric adds no ``rubric/*``
-    component; of it, at most its penalty policy applies."""
-    names = ", ".join(spec["name"] for spec in specs)
-    said = (
-        f"rubric {rubric.ref} was not applied: no judge of the panel ({names}) asks a "
-        f"rubric's criteria; only model judges do, such as {LOCAL_JUDGE_NAME} or "
-        "openai/gpt-4.1-mini"
+def rubric_not_applicable(
+    rubric: Rubric, specs: list[dict[str, Any]], *, default: bool
+) -> RubricNotApplicable:
+    """The 422 of a batch whose rubric no judge of the panel would ask. Only model judges
+    (``uses_llm``) ask a rubric's criteria: scored as asked, the answer would name a rubric
+    that added nothing. ``default``: the panel is ``JS_DEFAULT_JUDGES``, not the request's."""
+    names = [spec["name"] for spec in specs]
+    panel = "the default panel (JS_DEFAULT_JUDGES)" if default else "the panel"
+    return RubricNotApplicable(
+        f"rubric: {rubric.ref} cannot be applied: no judge of {panel} ({', '.join(names)}) "
+        f"asks a rubric's criteria, only model judges do; add one to `judges` (such as "
+        f"{LOCAL_JUDGE_NAME} or openai/gpt-4.1-mini), or leave out `rubric` (`penalty` sets "
+        "a penalty policy on its own)",
+        detail={"field": "rubric", "rubric": rubric.ref, "judges": names},
     )
-    if penalty is None and rubric.penalty is not None:
-        said += f"; of the rubric, only its penalty policy {rubric.penalty!r} applies"
-    return said
 
 
 def plan_reads_database(request: wire.RewardRequest) -> bool:
