@@ -72,6 +72,7 @@ class Played:
     episode_id: str
     observed: list[dict[str, Any]]  # every observation's messages, in order
     last: dict[str, Any]  # the last step's answer
+    sources: list[dict[str, Any]]  # the steps' observations' sources, in order
 
 
 def play(
@@ -87,15 +88,19 @@ def play(
     if the episode is still open then)."""
     observed = list(observed)
     answer: dict[str, Any] = {}
+    sources: list[dict[str, Any]] = []
     for number, action in enumerate(actions):
         body = {"action": action, "end": end and number == len(actions) - 1}
         response = client.post(f"/v1/episodes/{episode_id}/step", json=body, headers=headers)
         assert response.status_code == 200, response.text
         answer = response.json()
-        observed += answer["observation"]["messages"]
+        observation = answer["observation"]
+        assert len(observation["sources"]) == len(observation["messages"]), observation
+        observed += observation["messages"]
+        sources += observation["sources"]
         if answer["done"]:
             break
-    return Played(episode_id, observed, answer)
+    return Played(episode_id, observed, answer, sources)
 
 
 def not_agent(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -185,7 +190,10 @@ def opened(served: Served, task_id: str, **extra: Any) -> tuple[str, list[dict],
     response = reset(served, task_id, **extra)
     assert response.status_code == 201, response.text
     answer = response.json()
-    return answer["episode_id"], answer["observation"]["messages"], answer["observation"]["tools"]
+    messages, sources = answer["observation"]["messages"], answer["observation"]["sources"]
+    assert [s["source"] for s in sources] == [m["role"] for m in messages]  # system, user
+    assert [s["by"] for s in sources] == [None] * (len(messages) - 1) + ["replay"]
+    return answer["episode_id"], messages, answer["observation"]["tools"]
 
 
 def refused(answer: httpx.Response, status: int, *words: str) -> None:
@@ -231,6 +239,7 @@ def test_episodes_are_played_verified_limited_and_survive_a_restart(served: Serv
         tool_messages = [i for i, m in enumerate(stored["messages"]) if m["role"] == "tool"]
         assert [a["message"] for a in stored["answers"]] == tool_messages
         assert {a["path"] for a in stored["answers"]} <= PATHS
+        check_sources(stored, played)
         assert set(stored["touched"]) == set(verdict["touched"])
         again = client.post(
             f"/v1/episodes/{episode_id}/step",
@@ -245,6 +254,25 @@ def test_episodes_are_played_verified_limited_and_survive_a_restart(served: Serv
     check_refusals(served)
     check_limit(served)
     check_restart(served, served.tasks[0])
+
+
+def check_sources(stored: dict[str, Any], played: Played) -> None:
+    """Every message says whose words it is, in the state and in each step's observation:
+    the world's answers with their paths (no model here: none simulated), the replayed
+    user's turns, the agent's actions."""
+    messages, sources = stored["messages"], stored["sources"]
+    assert len(sources) == len(messages)
+    whose = {"system": "system", "assistant": "agent", "tool": "world", "user": "user"}
+    assert [s["source"] for s in sources] == [whose[m["role"]] for m in messages]
+    paths = {a["message"]: a["path"] for a in stored["answers"]}
+    for index, source in enumerate(sources):
+        if source["source"] == "world":
+            assert (source["path"], source["simulated"]) == (paths[index], False), source
+        else:
+            assert source["path"] is None and source["simulated"] is None, source
+        assert source["by"] == ("replay" if source["source"] == "user" else None), source
+    assert {"world", "user"} <= {s["source"] for s in played.sources}
+    assert played.sources == [s for s in sources[2:] if s["source"] != "agent"]
 
 
 def check_verify(served: Served) -> None:

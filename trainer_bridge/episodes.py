@@ -58,23 +58,27 @@ class EpisodeEnded(RewardServiceError):
 
 @dataclass(frozen=True)
 class EpisodeStart:
-    """A reset's answer: the episode and what the agent sees first (system, first user turn)."""
+    """A reset's answer: the episode and what the agent sees first (system, first user turn);
+    ``sources``: whose words each message is (empty from a service that does not say)."""
 
     episode_id: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class EpisodeStep:
     """A step's answer. ``result`` (only once ``done``) holds the verdict and the scored sample
     (the wire ``SampleResult`` as JSON); ``reward`` is ``None`` (masked) while the episode runs
-    or when the world could not tell."""
+    or when the world could not tell. ``sources``: one per message, whose words it is (the
+    world's with its answer path, the user's), for ECHO (:mod:`trainer_bridge.echo`)."""
 
     messages: list[dict[str, Any]]
     done: bool
     reward: float | None
     result: dict[str, Any] | None = field(default=None)
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def sample(self) -> dict[str, Any]:
@@ -112,6 +116,15 @@ def reward_of(result: Mapping[str, Any]) -> float | None:
     verdict = result.get("verdict")
     reward = verdict.get("reward") if isinstance(verdict, Mapping) else None
     return float(reward) if isinstance(reward, int | float) else None
+
+
+def _sources(observation: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The observation's sources when they are one per message (else none: an older service)."""
+    sources = observation.get("sources")
+    messages = observation.get("messages") or []
+    if not isinstance(sources, list) or len(sources) != len(messages):
+        return []
+    return [s if isinstance(s, dict) else {} for s in sources]
 
 
 def _json(response: httpx.Response) -> dict[str, Any]:
@@ -176,6 +189,7 @@ class AsyncEpisodeClient(LoopHTTPClient):
             episode_id=answer["episode_id"],
             messages=list(observation.get("messages") or []),
             tools=list(observation.get("tools") or []),
+            sources=_sources(observation),
         )
 
     async def step(
@@ -207,6 +221,7 @@ class AsyncEpisodeClient(LoopHTTPClient):
             done=answer["done"],
             reward=float(reward) if isinstance(reward, int | float) else None,
             result=answer.get("result") if isinstance(answer.get("result"), dict) else None,
+            sources=_sources(observation),
         )
 
     async def state(self, episode_id: str) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from judge_service.world.client_tools import simulate_calls
 from judge_service.world.client_user import model_user_reply
 from judge_service.world.episode import script_for, start
 from judge_service.world.simulate import GivenAnswers
+from judge_service.world.sources import sources_of
 from judge_service.world.store_episode_play import (
     Move,
     Stepped,
@@ -141,9 +142,10 @@ def reset(
         )
         session.commit()
     cache.scripts.get(created.id, lambda: script)
+    sources = sources_of(observation, [], model_user=script.user_model is not None)
     answer = {
         "episode_id": created.id,
-        "observation": {"messages": observation, "tools": script.tools},
+        "observation": {"messages": observation, "tools": script.tools, "sources": sources},
     }
     return json_answer(answer, 201)
 
@@ -167,7 +169,7 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
         user, simulator = await model_answers(state, episode_id, body, scope)
     move = Move(episode_id, body, scope, user, simulator)
     played = play_now(state, move) or await on_thread(play, state, move)
-    observation = {"messages": played.observation}
+    observation = {"messages": played.observation, "sources": played.sources or []}
     if played.verdict is None:  # checked against ew.StepAnswer by the lean route
         return {"observation": observation, "done": False, "reward": None}
     result = await scored(request, caller.key, played)

@@ -23,17 +23,20 @@ from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew
 from judge_service.world.episode import Episode, Script, act, entities_of, finish
 from judge_service.world.simulate import Recorder, ToolSimulator
+from judge_service.world.sources import sources_of
 from judge_service.world.user import SimulatedUser
 
 
 @dataclass
 class Stepped:
-    """What a step's transaction left: the observation and, once done, what to score."""
+    """What a step's transaction left: the observation (with each message's source) and,
+    once done, what to score."""
 
     observation: list[dict[str, Any]]
     episode: Episode
     row: store.Step
     verdict: dict[str, Any] | None = None
+    sources: list[dict[str, Any]] | None = None
 
 
 #: An episode's row as a step or a read has it.
@@ -117,15 +120,23 @@ def played_in(
             "(GET /v1/episodes/{id}) and step again",
             detail={"id": episode_id},
         )
-    return Stepped(observation, episode, row, verdict)
+    model_user = script.user_model is not None
+    everyone = sources_of(episode.messages, episode.answers, model_user=model_user)
+    sources = everyone[len(everyone) - len(observation) :]  # the observation ends the messages
+    return Stepped(observation, episode, row, verdict, sources)
 
 
 def detail(state: Any, episode_id: str, scope: Scope) -> dict[str, Any]:
     url = state.settings.database_url
     with get_engine(url).connect() as connection:
         row = visible(store.read_episode(connection, episode_id), scope, episode_id)
+        cache = inputs.caches(state)
+        script = cache.scripts.get(
+            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
+        )
     episode = Episode.model_validate(row.episode)
-    world = inputs.loaded_world(inputs.caches(state), url, row.world_id)
+    world = inputs.loaded_world(cache, url, row.world_id)
+    model_user = script.user_model is not None
     return {
         "id": row.id,
         "world_id": row.world_id,
@@ -138,6 +149,7 @@ def detail(state: Any, episode_id: str, scope: Scope) -> dict[str, Any]:
         "max_turns": episode.max_turns,
         "ended_by": episode.ended_by,
         "messages": episode.messages,
+        "sources": sources_of(episode.messages, episode.answers, model_user=model_user),
         "touched": entities_of(world, episode, episode.touched),
         "answers": episode.answers,
         "result": row.result,

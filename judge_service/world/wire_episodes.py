@@ -67,8 +67,31 @@ class VerifyRequest(_Strict):
     messages: list[Message] = Field(max_length=MAX_MESSAGES)
 
 
+class MessageSource(BaseModel):
+    """Whose words a message is (:mod:`judge_service.world.sources`), so a trainer can tell
+    the environment's tokens from the agent's."""
+
+    source: Literal["system", "agent", "world", "user"]
+    path: str | None = Field(
+        default=None,
+        description="A world's answer: the path that answered it, (a) `read`, (b) "
+        "`transition`, (c) `function`, (d) `replay`, (e) `model_needed`, or `rejected`.",
+    )
+    simulated: bool | None = Field(
+        default=None,
+        description="A world's answer: true when a model made it up (path e), so that "
+        "training can leave it out.",
+    )
+    by: Literal["replay", "model"] | None = Field(
+        default=None, description="A user's turn: the traced user's, or a model's."
+    )
+
+
 class Observation(BaseModel):
     messages: list[dict[str, Any]]
+    sources: list[MessageSource] = Field(
+        default_factory=list, description="One per message, in order: whose words it is."
+    )
 
 
 class ResetObservation(Observation):
@@ -106,6 +129,9 @@ class EpisodeDetail(BaseModel):
     max_turns: int
     ended_by: str | None = None
     messages: list[dict[str, Any]]
+    sources: list[MessageSource] = Field(
+        default_factory=list, description="One per message, in order: whose words it is."
+    )
     touched: dict[str, Any] = Field(
         description="Each entity the episode's writes changed, in its current state."
     )
