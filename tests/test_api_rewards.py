@@ -305,10 +305,10 @@ def test_a_batch_reads_back_identically_after_a_restart(embedded_settings, keys)
 
 def test_a_batch_too_big_for_the_local_judge_says_so(migrated_sqlite_url, fake_openai):
     """The local judge (here reached at JS_LOCAL_MODEL_URL, the fake standing in for its
-    server) cannot score 30 samples in 5 s at its measured rate: the answer warns."""
+    server) cannot score 30 samples in 5 s at the rate assumed of it: the answer warns."""
     from judge_service.core.api.app import create_app
     from judge_service.core.settings import get_settings
-    from judge_service.judging.names import MEASURED_SAMPLES_PER_S
+    from judge_service.judging.names import LOCAL_JUDGE_SAMPLES_PER_S
     from tests.conftest import make_key
 
     settings = get_settings(
@@ -323,7 +323,7 @@ def test_a_batch_too_big_for_the_local_judge_says_so(migrated_sqlite_url, fake_o
         slow = client.post("/v1/rewards", json={"samples": many, "timeout_s": 5}, headers=headers)
         assert slow.status_code == 200, slow.text
         (warning,) = slow.json()["warnings"]
-        rate = MEASURED_SAMPLES_PER_S
+        rate = LOCAL_JUDGE_SAMPLES_PER_S
         assert f"~{rate:.2g} samples/s" in warning and "30 samples" in warning
         assert "timeout_s=5" in warning
         assert fake_openai.requests["smollm2"] == 30  # the fake is fast: all scored anyway

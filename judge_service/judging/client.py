@@ -339,10 +339,11 @@ async def _let_sends_go() -> None:
     Python 3.12+), which joins the back of the loop's ready queue. The first yield lets a
     call woken for a freed slot post its request; the second lets that request's writer run
     before this task's work (parsing, judging, storing a reply, or preparing a call that
-    will queue). Without it, a GRPO step's first 64 requests left only after the other 704
-    calls of the step were prepared (~40 ms: the first round came back ~100 ms after it
-    was sent, not ~55 ms), and each later round waited for the burst of replies before it.
-    bench/grpo_wait.py measures it: 1.06-1.10x the bare client's step wait before, 1.00-1.05x after.
+    will queue). Without them, the requests that hold a slot wait on the wire behind the
+    preparation of every call that will queue for one, and each later round behind the work
+    on the replies of the round before: a trainer's step waits for CPU work, not for the
+    judges. ``tests/test_llm_client.py`` checks the order; the figures and how they were
+    found: docs/benchmarks.md (the GRPO wait).
     """
     await asyncio.sleep(0)
     await asyncio.sleep(0)
