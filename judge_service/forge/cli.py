@@ -129,6 +129,13 @@ def traces(
     policy: Annotated[
         bool, typer.Option(help="Ask the miner where the agent broke its rules (needs --miner)")
     ] = False,
+    hindsight: Annotated[
+        bool, typer.Option(help="Ask the judges which candidate a disagreeing task called for")
+    ] = True,
+    judges: Annotated[
+        list[str] | None,
+        typer.Option("--judge", help="A hindsight judge (repeat; default: the miner)"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the job as JSON")] = False,
     project: JobProject = "default",
 ) -> None:
@@ -149,6 +156,8 @@ def traces(
         tools=tools,
         mine=None if mine else False,
         policy=policy or None,
+        hindsight=None if hindsight else False,
+        hindsight_judges=[_spec(j) for j in judges] if judges else None,
     )
     text = _read(file, settings)
     _run("traces", text, options, read_traces, settings, project, as_json=as_json)

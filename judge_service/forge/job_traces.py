@@ -19,6 +19,7 @@ from judge_service.forge import store_seen
 from judge_service.forge.embed import get_embedder
 from judge_service.forge.job_asks import ask_all
 from judge_service.forge.job_goals import goal_lines
+from judge_service.forge.job_hindsight import judge_references
 from judge_service.forge.job_review import enqueue_family, job_project, mine_families
 from judge_service.forge.policy import SCHEMA as POLICY_SCHEMA
 from judge_service.forge.policy import policy_prompt, policy_signs
@@ -186,6 +187,7 @@ def traces_job(
         if options.get("policy")
         else None
     )
+    hindsight = judge_references(job_id, forged_traces, forged, lines, options, settings)
     stored = _store(scope, job_id, forged, lines, keys)
     skipped = mining_skipped(options, settings)
     mining = (
@@ -206,6 +208,7 @@ def traces_job(
         **forged.result(),
         "goal_lines": line_counts,
         "policy": policy,
+        "hindsight": hindsight,
         "mining_skipped": skipped,
         "already_seen": already,
     }

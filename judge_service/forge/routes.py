@@ -73,7 +73,7 @@ def parse_options(request: Request, model: type[BaseModel]) -> BaseModel:
             continue
         values = request.query_params.getlist(name)
         try:
-            if name == "verifiers":  # repeated, comma-separated model strings, or JSON
+            if name in ("verifiers", "hindsight_judges"):  # repeated, a,b strings, or JSON
                 raw[name] = [v for value in values for v in _specs(value)]
             elif name in LIST_OPTIONS:  # tools.writes=a,b (repeatable): a nested list
                 group, key = name.split(".", 1)

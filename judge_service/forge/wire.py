@@ -53,6 +53,13 @@ class TraceOptions(_Strict):
         description="Ask the miner, per trace, where the agent broke its system prompt's "
         "rules: the sign policy_violation (needs a miner).",
     )
+    hindsight: bool = Field(
+        default=True,
+        description="Where a task's runs disagree, ask the hindsight panel (hindsight_judges, "
+        "else the miner) which candidate end state the request called for; its choice "
+        "weighs into the proposed reference. Off without a model.",
+    )
+    hindsight_judges: list[ModelSpec] = Field(default_factory=list, max_length=5)
     tools: ToolOverrides | None = None
 
     @model_validator(mode="after")
