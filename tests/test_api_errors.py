@@ -138,6 +138,19 @@ def test_a_model_of_a_provider_litellm_does_not_know_is_422_naming_it(client, ke
     assert "judges.1" in err["message"] and "'foo'" in err["message"]
 
 
+@pytest.mark.parametrize("judge", ["openai/", "hosted_vllm/ ", {"name": "anthropic/"}])
+def test_a_model_string_with_no_model_after_its_provider_is_422_naming_it(
+    client, keys, stored, judge
+):
+    """``openai/`` names a provider and no model: refused, not every sample masked."""
+    body = {**GOOD, "judges": ["reference_match", judge]}
+    err = error(
+        client.post("/v1/rewards", json=body, headers=keys["trainer"]), 422, "unknown_judge"
+    )
+    assert err["detail"]["field"] == "judges.1"
+    assert "judges.1" in err["message"] and "names no model after its provider" in err["message"]
+
+
 def test_judge_with_bad_options_is_422(client, keys, stored):
     body = {**GOOD, "judges": [{"name": "regex_match", "pattern": "("}]}
     err = error(

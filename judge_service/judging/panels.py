@@ -19,7 +19,7 @@ from judge_service.core.settings import Settings
 from judge_service.judging.consensus import Panel
 from judge_service.judging.members import PanelMember
 from judge_service.judging.names import LOCAL_JUDGE_NAME
-from judge_service.judging.providers import unknown_provider
+from judge_service.judging.providers import unusable_model
 
 LLM_PLUGIN = "llm"
 
@@ -83,7 +83,7 @@ def build_member(
             base = {**local(), "name": LOCAL_JUDGE_NAME}
             judge = registry.create("judges", LLM_PLUGIN, **{**base, **extra, **options})
         elif "/" in name:
-            if (why := unknown_provider(name)) is not None:
+            if (why := unusable_model(name)) is not None:
                 raise PluginError(why)
             judge = registry.create("judges", LLM_PLUGIN, **{"model": name, **extra, **options})
         else:

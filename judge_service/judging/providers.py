@@ -1,8 +1,9 @@
 """The model providers litellm knows: the ``openai`` of ``openai/gpt-4.1-mini``.
 
 litellm calls no model whose string starts with anything else ("LLM Provider NOT provided",
-with or without an ``api_base``), so a judge spec naming one would be accepted and then mask
-every sample. The API refuses it up front instead (:mod:`judge_service.judging.members`).
+with or without an ``api_base``), nor one that names no model after its provider, so a judge
+spec naming one would be accepted and then mask every sample. The API refuses it up front
+instead (:func:`judge_service.judging.panels.build_member`).
 
 The list is litellm's own: the values of its ``LlmProviders`` enum (``litellm.provider_list``)
 and its JSON-configured OpenAI-compatible providers, read from the installed package without
@@ -65,13 +66,16 @@ def _enum_values(path: Path) -> set[str]:
     return set(_MEMBER.findall(found.group(1))) if found else set()
 
 
-def unknown_provider(model: str) -> str | None:
-    """Why litellm would not call the model string ``model`` (with a ``/``), or None."""
+def unusable_model(model: str) -> str | None:
+    """Why litellm would not call the model string ``model`` (with a ``/``): a provider it
+    does not know, or no model after the provider (``openai/``); None when it would."""
     providers = litellm_providers()
-    provider = model.partition("/")[0]
-    if providers is None or provider in providers:
-        return None
-    return (
-        f"{provider!r} is not a provider litellm knows (such as openai, anthropic, "
-        "hosted_vllm; the list: https://docs.litellm.ai/docs/providers)"
-    )
+    provider, _, name = model.partition("/")
+    if providers is not None and provider not in providers:
+        return (
+            f"{provider!r} is not a provider litellm knows (such as openai, anthropic, "
+            "hosted_vllm; the list: https://docs.litellm.ai/docs/providers)"
+        )
+    if not name.strip():
+        return f"it names no model after its provider (such as {provider}/gpt-4.1-mini)"
+    return None
