@@ -150,3 +150,40 @@ def test_two_people_with_the_same_words_are_never_one_task_and_each_task_says_wh
     assert by_trace["a1"] is by_trace["a2"]
     assert by_trace["b1"] is not by_trace["a1"]
     assert by_trace["a1"].identity == "who:ada_17" and by_trace["b1"].identity == "who:bob_42"
+
+
+def _phone_run(trace_id: str, setting: str) -> Trace:
+    """One complaint in the same words; the phone's first read shows which setting is off,
+    and the one fix tool turns it on."""
+    messages = [
+        {"role": "user", "content": "Hi, I can't send picture messages from my phone."},
+        {"role": "assistant", "content": "Let's check your settings."},
+        _call("user", f"{trace_id}a", "check_settings", {}),
+        _answer(f"{trace_id}a", {"broken": setting}),
+        {"role": "user", "content": f"It says {setting} is off."},
+        _call("user", f"{trace_id}b", "toggle_setting", {"setting": setting}),
+        _answer(f"{trace_id}b", "done"),
+        {"role": "user", "content": "Thanks, that fixed it."},
+    ]
+    return Trace(id=trace_id, line=1, messages=messages, tools=None, metadata={})
+
+
+def test_the_same_words_from_a_world_that_began_otherwise_are_two_goals():
+    runs = [
+        _phone_run("w1", "wifi calling"),
+        _phone_run("w2", "wifi calling"),
+        _phone_run("p1", "permissions"),
+        _phone_run("p2", "permissions"),
+    ]
+    # the user's words name the setting: take them out so only the world tells them apart
+    for run in runs:
+        run.messages[4]["content"] = "It shows something is off."
+    forged = forge_traces(runs, embedder=TfidfEmbedder())
+    assert sorted(sorted(t.trace_ids) for t in forged.tasks) == [["p1", "p2"], ["w1", "w2"]]
+    assert all(t.consensus and t.consensus.source == "consensus" for t in forged.tasks)
+
+
+def test_a_tool_named_as_a_question_is_a_read():
+    calls = tool_calls(_phone_run("x", "mms"), roles=("assistant", "user"))
+    effects = classify_tools([calls], [{"name": "can_send_mms"}, {"name": "is_roaming"}])
+    assert effects["can_send_mms"].effect == "read" and effects["is_roaming"].effect == "read"

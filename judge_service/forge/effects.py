@@ -14,7 +14,8 @@ In order, the first that speaks decides:
    unchanged observations is a write; one seen only leaving entities as they were is a read.
    A call that, given the same arguments in two traces, answered two different objects whose
    ids no argument held made them: one change (a ticket opened twice for the same subject);
-4. the name, as a prior only (``get_``, ``search_`` read; ``update_``, ``cancel_`` write);
+4. the name, as a prior only (``get_``, ``search_``, a question such as ``can_…`` or
+   ``is_…`` read; ``update_``, ``cancel_`` write);
 5. read.
 """
 
@@ -38,9 +39,12 @@ WRITE_WORDS = re.compile(
     r"install|uninstall|switch|turn|move)",
     re.IGNORECASE,
 )
+#: A read's verbs, and a name that asks a yes/no question (``can_send_mms``, ``is_eligible``):
+#: it asks whether something may be done, and does not do it.
 READ_WORDS = re.compile(
     r"^(get|find|search|list|lookup|look_up|read|fetch|check|calculate|compute|think|show|"
-    r"view|describe|query|retrieve|count|validate|verify)",
+    r"view|describe|query|retrieve|count|validate|verify|"
+    r"(?:can|is|are|has|have|does|do|should|will)[_-])",
     re.IGNORECASE,
 )
 

@@ -13,7 +13,9 @@ an e-mail is ``@``). So a goal that names the order and one that doesn't can sti
 while the same request about another order, user or product cannot. Who asks is a handle
 too (``who:<id>``, :mod:`judge_service.forge.identity`): the id that the agent's lookup with
 the user's own words answered, so two people's goals never merge however they named
-themselves, and one person's e-mail in one run and name in another still do.
+themselves, and one person's e-mail in one run and name in another still do. So is the world
+a conversation began in (``start:…``, :mod:`judge_service.forge.start_state`): the same read
+before any write, answered differently, means two goals however alike their words.
 
 Clustering is greedy and deterministic: a goal joins the task holding its most similar
 compatible goal, else starts a task.
@@ -32,6 +34,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from judge_service.forge.start_state import PREFIX as START
+
 _DIGITS = re.compile(r"\d+")
 FOLD_MIN_SHARED = 2
 #: How much less similar two goals that wrote the same record may be. On the retail corpus
@@ -46,6 +50,8 @@ def entity_kind(token: str) -> str:
         return "@"
     if token.startswith("state:"):  # an entity a write touched: its id field is its kind
         return token.split("=", 1)[0]
+    if token.startswith(START):  # a first read: its tool and arguments are its kind
+        return token.rsplit("=", 1)[0]
     if ":" in token:  # a typed token: name:…, write:…
         return token.split(":", 1)[0] + ":"
     return _DIGITS.sub(lambda m: f"#{len(m.group(0))}", token.lower())
@@ -76,7 +82,8 @@ def merge_goals(
     stronger evidence."""
     kinds = [_kinds(e) for e in entities]
     records = [{e for e in ents if e.startswith("state:")} for ents in entities]
-    order = sorted(range(len(entities)), key=lambda i: (-len(kinds[i]), -len(entities[i]), i))
+    named = [[e for e in ents if not e.startswith(START)] for ents in entities]
+    order = sorted(range(len(entities)), key=lambda i: (-len(_kinds(named[i])), -len(named[i]), i))
     groups: list[list[int]] = []
     for index in order:
         best, best_score = None, 0.0

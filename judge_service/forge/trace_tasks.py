@@ -38,6 +38,7 @@ from judge_service.forge.labels import sign_report
 from judge_service.forge.merge import fold_companions, merge_goals
 from judge_service.forge.signs import CLOSING, COMPLAINT, failure_signs
 from judge_service.forge.similar import families
+from judge_service.forge.start_state import start_handles
 from judge_service.forge.traces import (
     FailureSign,
     SetAside,
@@ -344,10 +345,12 @@ def forge_traces(
     dropped = {a.trace_id for a in aside}
     kept = [t for t in traces if t.id not in dropped]
     similarity = embedder.similarity([g.user_text or g.request for g, _ in found])
+    started = {t: start_handles(c, writers) for t, c in calls.items()}
     handles = [
         [
             *g.entities,
             *g.context,
+            *started[g.trace_id],
             *sorted({f"write:{w['tool']}" for w in o.writes}),
             *(f"state:{key}" for key in o.end_state if not key.startswith("write:")),
         ]
