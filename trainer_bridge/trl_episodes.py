@@ -26,6 +26,12 @@ The mapping, per rollout:
 Use: ``episodes = WorldEpisodes.from_service(url, world_id, api_key=key, run_id="r1")``, then
 ``GRPOTrainer(model=..., args=..., train_dataset=episodes.dataset(),
 processing_class=tokenizer, **episodes.trainer_kwargs())``.
+
+ECHO (:mod:`trainer_bridge.echo`): ``WorldEpisodes(..., echo_coef=0.1, echo_on=("world",))``
+and ``episodes.trainer(model=..., args=..., train_dataset=..., processing_class=...)``, a
+:class:`~trainer_bridge.trl_echo.EchoGRPOTrainer` that adds the cross-entropy of the world's
+answers (and with ``"user"`` the user's replies) to GRPO's loss; path (e) answers, a model's
+guesses, only when ``echo_on`` names ``"simulated"``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from trainer_bridge import echo
 from trainer_bridge.client import RewardError
 from trainer_bridge.episodes import AsyncEpisodeClient, EpisodeClient, EpisodeStep
 
@@ -142,6 +149,8 @@ class EpisodeEnvironment:
         self.episode_id: str | None = None
         self.task_id: str | None = None
         self.end: EpisodeStep | None = None  # the step that ended the episode
+        #: What each tool call returned, and whose words each part of it is (for ECHO)
+        self.said: list[echo.Said] = []
         self._calls = 0
 
     def reset(self, **row: Any) -> str:
@@ -161,17 +170,27 @@ class EpisodeEnvironment:
             max_turns=owner.max_turns,
         )
         self.episode_id, self.task_id, self.end, self._calls = started.episode_id, task_id, None, 0
+        self.said = []
         return _text([m for m in started.messages if m.get("role") != "system"])
 
     def _step(self, action: Mapping[str, Any]) -> str:
-        """One step; its observation as text (the model reads it as the tool's answer)."""
+        """One step; its observation as text (the model reads it as the tool's answer),
+        recorded in :attr:`said` with whose words each message of it is."""
         if self.episode_id is None or self.end is not None:
+            self.said.append(echo.Said(ENDED))
             return ENDED
         stepped = self._owner.client.step(self.episode_id, action)
-        if not stepped.done:
-            return _text(stepped.messages)
-        self.end = stepped
-        return "\n\n".join(t for t in (_text(stepped.messages), f"({ENDED})") if t)
+        sources = stepped.sources or [{}] * len(stepped.messages)
+        parts = [
+            (str(message.get("content") or ""), echo.label_of(source or None, message.get("role")))
+            for message, source in zip(stepped.messages, sources, strict=True)
+        ]
+        if stepped.done:
+            self.end = stepped
+            parts.append((f"({ENDED})", echo.IGNORED))
+        said = echo.said(parts)
+        self.said.append(said)
+        return said.text
 
     def _call(self, name: str, arguments: Mapping[str, Any]) -> str:
         """One tool call as one step: the world's answer."""
@@ -216,6 +235,7 @@ class WorldEpisodes:
 
     ``tools`` are the OpenAI schemas of the world's tools (:meth:`from_service` reads them
     off the world's tasks). ``played`` lists every scored episode, for a summary.
+    ``echo_coef`` and ``echo_on``: ECHO's weight and tokens (:meth:`trainer`).
     """
 
     def __init__(
@@ -230,8 +250,17 @@ class WorldEpisodes:
         user_tool: str | None = USER_TOOL,
         tasks: Sequence[Mapping[str, Any]] = (),
         timeout_s: float = 600.0,
+        echo_coef: float = 0.0,
+        echo_on: Sequence[str] = (echo.WORLD,),
         **client_options: Any,
     ) -> None:
+        unknown = set(echo_on) - set(echo.ENVIRONMENT)
+        if unknown or echo_coef < 0:
+            raise ValueError(
+                f"echo_coef must be >= 0 and echo_on within {echo.ENVIRONMENT}: "
+                f"got {echo_coef}, {sorted(unknown)}"
+            )
+        self.echo_coef, self.echo_on = float(echo_coef), tuple(echo_on)
         self.client = EpisodeClient(base_url, api_key, timeout=timeout_s, **client_options)
         self.async_client = AsyncEpisodeClient(
             base_url, api_key, timeout=timeout_s, **client_options
@@ -395,7 +424,31 @@ class WorldEpisodes:
         return EpisodeStepCallback()
 
     def trainer_kwargs(self) -> dict[str, Any]:
-        """``environment_factory``, ``reward_funcs`` and ``callbacks`` for ``GRPOTrainer``."""
+        """``environment_factory``, ``reward_funcs`` and ``callbacks`` for ``GRPOTrainer``.
+        With ``echo_coef`` set, a plain ``GRPOTrainer`` would leave ECHO out: use
+        :meth:`trainer`."""
+        if self.echo_coef:
+            raise ValueError("echo_coef needs the ECHO trainer: use WorldEpisodes.trainer(...)")
+        return self._trainer_kwargs()
+
+    def trainer(self, **kwargs: Any) -> Any:
+        """A :class:`~trainer_bridge.trl_echo.EchoGRPOTrainer` on these episodes, with
+        ``echo_coef`` and ``echo_on``; ``kwargs`` are ``GRPOTrainer``'s (``model``, ``args``,
+        ``train_dataset``, ``processing_class``, ...). It logs the environment tokens'
+        cross-entropy per source at each step, ``echo_coef`` 0 included."""
+        from trainer_bridge.trl_echo import EchoGRPOTrainer
+
+        given = self._trainer_kwargs()
+        callbacks = [*given.pop("callbacks"), *(kwargs.pop("callbacks", None) or [])]
+        return EchoGRPOTrainer(
+            **kwargs,
+            **given,
+            callbacks=callbacks,
+            echo_coef=self.echo_coef,
+            echo_on=self.echo_on,
+        )
+
+    def _trainer_kwargs(self) -> dict[str, Any]:
         reward = self.reward
 
         async def world_episode(*args: Any, **kwargs: Any) -> list[float | None]:
