@@ -20,6 +20,7 @@ import pytest
 
 from judge_service.forge.goals import user_words
 from judge_service.forge.traces import Trace, content_text, parse_traces
+from judge_service.judging.local_model import default_model_path
 from tests.forge_support import forge
 from tests.helpers import Server, create_key, run_cli, service_env, wait_until
 from trainer_bridge import RewardConnectionError, RewardServiceError
@@ -334,7 +335,13 @@ def test_the_verifiers_environment_plays_episodes_and_takes_their_rewards(world)
     )
     inputs = [dict(row) for row in env.get_dataset()]
     client = scripted_client(world["traces"])
-    columns = ["episode_id", "episode_reward", "episode_result", "judge_service_valid"]
+    columns = [
+        "episode_id",
+        "episode_reward",
+        "episode_result",
+        "judge_service_valid",
+        "episode_sources",
+    ]
 
     async def play() -> tuple[list[dict], list[dict]]:
         traced = await env.run_group(inputs, client, "traced", {}, state_columns=columns)
@@ -353,6 +360,8 @@ def test_the_verifiers_environment_plays_episodes_and_takes_their_rewards(world)
         roles = [m["role"] for m in output["completion"]]
         assert {"assistant", "tool", "user"} <= set(roles), roles  # a multi-turn episode
         assert output["prompt"][0]["role"] == "system"
+        sources = [s["source"] for s in loaded(output["episode_sources"])]
+        assert sources[:2] == ["system", "user"] and {"world", "user"} <= set(sources[2:])
     first = client.seen_tools[0]
     assert first and all(tools == first for tools in client.seen_tools)
 
@@ -491,3 +500,48 @@ def test_real_trl_grpo_run_plays_world_episodes(world):
         "trl-episodes",
     )
     assert batches == [(0, 1, "done")] * 4 + [(1, 1, "done")] * 4
+
+
+def test_real_trl_grpo_run_with_echo_learns_from_the_worlds_answers(world):
+    """A real GRPOTrainer with ECHO (``echo_coef`` 0.5): 2 steps of SmolLM2-135M (the local
+    judge's GGUF), taught in memory to open with a call of the world's argument-free tool, so
+    its rollouts hold the world's answers. Each step logs their cross-entropy, and (no rollout
+    reaches an end state, so GRPO's advantages and loss are 0) the loss is λ times it: the
+    term is in the loss, and only the world's tokens are in it."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "trainer_bridge/examples/grpo_echo.py"),
+            "--smoke",
+            "--service-url",
+            world["url"],
+            "--api-key",
+            world["key"],
+            "--world-id",
+            world["world_id"],
+            "--run-id",
+            "trl-echo",
+            "--echo-coef",
+            "0.5",
+            "--gguf",
+            str(default_model_path()),
+            "--output-dir",
+            str(world["home"] / "grpo-echo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**service_env(), "TRL_EXPERIMENTAL_SILENCE": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["steps"] == 2 and summary["episodes"] == 8 and summary["masked"] == 0
+    assert summary["rewards"] == [0.0] * 8 and len(summary["echo"]) == 2
+    for step in summary["echo"]:
+        assert step["echo/tokens_world"] > 0 and step["echo/tokens_action"] > 0, step
+        assert step["echo/tokens_simulated"] == 0, step
+        assert 0 < step["echo/ce_world"] < 20, step
+        assert step["loss"] == pytest.approx(0.5 * step["echo/ce_world"], rel=1e-3, abs=1e-4), step
+    stored = rows(world["db"], "SELECT status FROM episodes WHERE run_id = ?", "trl-echo")
+    assert sorted(stored) == [("done",)] * 8

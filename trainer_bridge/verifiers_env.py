@@ -184,6 +184,9 @@ class WorldEpisodeEnv(vf.MultiTurnEnv):
         state["episode_done"] = False
         state["episode_reward"] = None  # once done: the episode's reward (None: masked)
         state["episode_result"] = None  # once done: {verdict, sample}
+        # whose words each environment message is (the reset's, then each step's), for a
+        # trainer that learns to predict the environment (ECHO: trainer_bridge.echo)
+        state["episode_sources"] = list(started.sources)
         state["prompt"] = messages_of(started.messages)
         state["tool_defs"] = tools_of(started.tools)
         return state
@@ -197,6 +200,7 @@ class WorldEpisodeEnv(vf.MultiTurnEnv):
         except RewardError as exc:
             raise vf.InfraError(f"episode {state['episode_id']}: {exc}") from exc
         state["episode_sent"] = len(state["trajectory"])
+        state.setdefault("episode_sources", []).extend(stepped.sources)
         answer = messages_of(stepped.messages)
         if stepped.done:
             _ended(state, stepped)
