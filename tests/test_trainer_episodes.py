@@ -1,7 +1,7 @@
 """Trainers driving a world's episodes through a real ``serve``: the episode client (reset,
 step, state, its retries), the verifiers multi-turn environment played by a scripted model,
-the TRL environment's tools, and a real GRPOTrainer run (2 CPU steps of a tiny model) whose
-episodes and reward batches the service stores under the run id."""
+the TRL environment's tools, a real GRPOTrainer run (2 CPU steps of a tiny model) whose
+episodes and reward batches the service stores under the run id, and one with ECHO."""
 
 from __future__ import annotations
 
