@@ -298,8 +298,8 @@ class LlamaServerBuild:
         partial = self.binary.with_name(self.binary.name + ".partial")
         shutil.copy2(built, partial)
         partial.chmod(0o755)
+        self._tidy()  # before the binary shows: whoever sees it ready finds no build folder
         partial.replace(self.binary)  # atomic: a reader sees no binary or the whole one
-        self._tidy()
 
     def _tidy(self) -> None:
         """Remove the build folder, and the folder of builds when none is left."""

@@ -143,11 +143,8 @@ def reset(
         session.commit()
     cache.scripts.get(created.id, lambda: script)
     sources = sources_of(observation, [], model_user=script.user_model is not None)
-    answer = {
-        "episode_id": created.id,
-        "observation": {"messages": observation, "tools": script.tools, "sources": sources},
-    }
-    return json_answer(answer, 201)
+    shown = {"messages": observation, "tools": script.tools, "sources": sources}
+    return json_answer({"episode_id": created.id, "observation": shown}, 201)
 
 
 def reward_of(result: dict[str, Any]) -> float | None:
