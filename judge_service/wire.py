@@ -10,7 +10,7 @@ import email.utils
 import math
 import time
 from datetime import datetime
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Literal, NotRequired, TypeVar, overload
 
 from pydantic import (
     AfterValidator,
@@ -134,7 +134,14 @@ class JudgeSpecObject(BaseModel):
 JudgeSpec = Annotated[str, StringConstraints(min_length=1, max_length=256)] | JudgeSpecObject
 
 
-def spec_object(value: Any) -> Any:
+_Spec = TypeVar("_Spec")
+
+
+@overload
+def spec_object(value: str) -> dict[str, str]: ...
+@overload
+def spec_object(value: _Spec) -> _Spec: ...
+def spec_object(value: object) -> object:
     """A model spec in its one form, the object ``{"name": ..., <options>}``: a plain model
     string ``s`` is ``{"name": s}``; anything else is returned as it is, to be validated."""
     return {"name": value} if isinstance(value, str) else value
@@ -296,7 +303,7 @@ class OpenRLHFRequest(BaseModel):
 class OpenRLHFResponse(BaseModel):
     rewards: list[float]
     scores: list[float]
-    extra_logs: dict[str, list[Any]]
+    extra_logs: dict[str, list[float]]  # per sample: valid (1.0 or 0.0), hack_score, ...
     #: As in ``RewardResponse``: e.g. the judges cannot score the batch before its deadline.
     warnings: list[str] = Field(default_factory=list)
 

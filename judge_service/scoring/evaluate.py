@@ -13,7 +13,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from judge_service.audit.host import PenaltyPolicy, audit, floor_penalty
 from judge_service.contracts import Detector, Evidence, JudgeContext
@@ -25,6 +24,10 @@ log = logging.getLogger(__name__)
 
 OnOutcome = Callable[[int, Outcome], Awaitable[None]]
 DEADLINE_GRACE_S = 0.2
+
+#: What detectors may compare one rollout against (``Evidence.run_stats``): the batch's run
+#: and step, its size and completion lengths.
+RunStats = dict[str, str | int | float | None]
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class Scoring:
     detectors: Sequence[Detector] = field(default_factory=tuple)
     penalty: PenaltyPolicy = floor_penalty
     known_hacks: Sequence[str] = field(default_factory=tuple)
-    run_stats: dict[str, Any] = field(default_factory=dict)
+    run_stats: RunStats = field(default_factory=dict)
     deadline: float | None = None  # time.monotonic() value
     concurrency: int = 256
     settings: object = None
@@ -81,7 +84,7 @@ async def evaluate_sample(
     return await audit(sample, outcome, scoring.detectors, evidence, scoring.penalty)
 
 
-def batch_stats(samples: Sequence[Sample]) -> dict[str, Any]:
+def batch_stats(samples: Sequence[Sample]) -> dict[str, int | float]:
     """What detectors may compare one rollout against: the batch's size and lengths."""
     lengths = [len(s.transcript()) for s in samples]
     if not lengths:

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from judge_service.audit.detectors import build_detectors
 from judge_service.audit.host import POLICIES
@@ -26,15 +25,16 @@ from judge_service.core.storage.types import utcnow
 from judge_service.core.worker.loops import Interrupts, run_on_thread_loop
 from judge_service.domain import Outcome, Sample
 from judge_service.judging.calibration import calibrate_panel
-from judge_service.judging.client import get_client
+from judge_service.judging.client import ModelClient, get_client
 from judge_service.judging.endpoints import resolve_specs
 from judge_service.judging.local_model import LocalModelUnavailable, local_judge
 from judge_service.judging.panels import build_panel
 from judge_service.rubrics.store_review import list_known_hacks
 from judge_service.scoring import store_batches as batches
-from judge_service.scoring.evaluate import Scoring, batch_stats, evaluate_batch
+from judge_service.scoring.evaluate import RunStats, Scoring, batch_stats, evaluate_batch
 from judge_service.scoring.job_result_writer import ResultWriter
 from judge_service.scoring.plan import BatchPlan
+from judge_service.wire import FailureKind
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def build_scoring(
     settings: Settings,
     deadline: float,
     known_hacks: list[str],
-    run_stats: Callable[[], dict] = dict,
+    run_stats: Callable[[], RunStats] = dict,
 ) -> Scoring:
     """The live parts that score a batch by its plan (the worker's, and ``judge-service
     score``'s). ``run_stats`` is called only when the plan has detectors (they are its
@@ -118,7 +118,7 @@ def build_scoring(
     )
 
 
-def llm_options(settings: Settings) -> dict:
+def llm_options(settings: Settings) -> dict[str, ModelClient]:
     """Options every LLM judge of this process receives: the shared model client."""
     return {"client": get_client(settings)}
 
@@ -130,7 +130,9 @@ async def _score(
         scoring = scoring_factory()
     except Exception as exc:  # a plan that cannot be built masks the batch, with the reason
         # the local judge not built yet (a worker's first start): its judge fails, with why
-        kind = "judge_failed" if isinstance(exc, LocalModelUnavailable) else "internal_error"
+        kind: FailureKind = (
+            "judge_failed" if isinstance(exc, LocalModelUnavailable) else "internal_error"
+        )
         log.exception("cannot build the plan")
         for index, sample in enumerate(work.samples):
             reason = f"cannot build the judge panel: {exc}"
@@ -163,7 +165,7 @@ async def score_work(
         work.n_samples,
     )
 
-    def run_stats() -> dict[str, Any]:
+    def run_stats() -> RunStats:
         return {"run_id": work.run_id, "step": work.step, **batch_stats(work.samples)}
 
     def scoring_factory() -> Scoring:

@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -105,10 +106,11 @@ def batch_plan_for(
         normalise_spec(json.loads(j) if isinstance(j, str) and j.startswith("{") else j)
         for j in (judges or default_panel(settings))
     ]
+    audit_fields: Mapping[str, object] = (
+        audit_plan(settings=settings, registry=registry) if audit else {}
+    )
     return BatchPlan(
-        judges=specs,
-        aggregator=aggregator or settings.default_aggregator,
-        **(audit_plan(settings=settings, registry=registry) if audit else {}),
+        judges=specs, aggregator=aggregator or settings.default_aggregator, **audit_fields
     )
 
 

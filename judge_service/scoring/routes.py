@@ -41,7 +41,7 @@ async def create_rewards(
     key: TrainerKey,
     _alive: WorkerAlive,
     scope: ScopeDep,
-):
+) -> Response:
     """Score a batch. 200 with results when done; 202 with ``batch_id`` when ``wait`` is false."""
     refuse_world_verdicts(body)  # only an episode of a world sets its end-state verdict
     answer = await submit_and_wait(body, state=request.app.state, key=key, scope=scope)
@@ -55,7 +55,7 @@ async def get_rewards(
     key: AnyKey,
     scope: ScopeDep,
     detail: Annotated[Literal["full", "compact"], Query(description=DETAIL_HELP)] = "full",
-):
+) -> Response:
     """Poll a batch: 200 with results once done, 202 while it is queued or running; 404 for
     a batch of another project."""
     url, compact = request.app.state.settings.database_url, detail == "compact"

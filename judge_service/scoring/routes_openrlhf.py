@@ -7,9 +7,11 @@ has no mask: a masked sample gets 0.0 in ``rewards``, and ``extra_logs.valid``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from pydantic import JsonValue
 
 from judge_service import wire
 from judge_service.core.api.body import ParsedBodyRoute
@@ -40,8 +42,8 @@ async def get_reward(
     run_id: Annotated[wire.Identifier | None, Query()] = None,
 ) -> wire.OpenRLHFResponse:
     """Score ``query`` (prompt + completion) with ``labels`` as references."""
-    prompts = body.prompts or [None] * len(body.query)
-    labels = body.labels or [None] * len(body.query)
+    prompts: Sequence[str | None] = body.prompts or [None] * len(body.query)
+    labels: Sequence[JsonValue] = body.labels or [None] * len(body.query)
     if len(prompts) != len(body.query) or len(labels) != len(body.query):
         raise ValidationFailed(
             "query, prompts and labels must have the same length",

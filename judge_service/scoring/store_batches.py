@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, func, insert, select, update
+from pydantic import JsonValue
+from sqlalchemy import Row, Table, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from judge_service.core.storage.tables import BatchRow, ResultRow, SampleRow
@@ -17,7 +18,7 @@ def create_batch(
     *,
     session: Session,
     batch_id: str,
-    samples: list[dict[str, Any]],
+    samples: list[dict[str, JsonValue]],
     plan: BatchPlan,
     request_hash: str,
     timeout_s: float,
@@ -52,7 +53,7 @@ def create_batch(
     session.add(batch)
     session.flush()
     session.execute(  # one executemany: ORM objects cost ~10x more for big batches
-        insert(SampleRow.__table__),
+        insert(_SAMPLES),
         [
             {
                 "batch_id": batch_id,
@@ -81,7 +82,7 @@ def status_of(*, session: Session, batch_id: str) -> str | None:
     return session.scalar(select(BatchRow.status).where(BatchRow.id == batch_id))
 
 
-def unscored_samples(*, session: Session, batch_id: str) -> list[Any]:
+def unscored_samples(*, session: Session, batch_id: str) -> list[Row[int, int, dict[str, Any]]]:
     """``(id, position, payload)`` rows of the samples that have no result yet, in order."""
     scored = select(ResultRow.sample_id).where(ResultRow.batch_id == batch_id)
     return list(
@@ -99,7 +100,7 @@ def sample_rows(*, session: Session, batch_id: str) -> dict[int, int]:
     return {position: row_id for position, row_id in session.execute(query)}
 
 
-def sample_keys(*, session: Session, batch_id: str) -> list[Any]:
+def sample_keys(*, session: Session, batch_id: str) -> list[Row[int, int, str, str | None]]:
     """``(id, position, external_id, group_id)`` of every sample, without the payloads."""
     return list(
         session.execute(
@@ -148,7 +149,10 @@ def mark_done(*, session: Session, batch_id: str) -> None:
     session.connection().execute(_MARK_DONE, {"batch": batch_id, "finished": utcnow()})
 
 
-_BATCHES = BatchRow.__table__
+#: The mapped tables: SQLAlchemy types a mapped class's ``__table__`` as any ``FromClause``,
+#: but a class declared with a ``__tablename__`` maps a ``Table``.
+_BATCHES = cast(Table, BatchRow.__table__)
+_SAMPLES = cast(Table, SampleRow.__table__)
 #: Built once: building the statement anew each time costs more than running it.
 _MARK_DONE = (
     update(_BATCHES)

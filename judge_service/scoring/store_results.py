@@ -5,13 +5,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple, cast
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
-from judge_service.core.storage.bulk import bind_processor, insert_ignoring_returning, insert_rows
+from judge_service.core.storage.bulk import (
+    Row,
+    bind_processor,
+    insert_ignoring_returning,
+    insert_rows,
+)
 from judge_service.core.storage.tables import FindingRow, ResultRow, VerdictRow
 from judge_service.core.storage.types import ascii_json, safe_text, utcnow
 from judge_service.domain import CallUsage, Finding, Outcome, Verdict
@@ -109,6 +114,12 @@ def as_stored(outcome: Outcome) -> Outcome:
     )
 
 
+#: The mapped tables: SQLAlchemy types a mapped class's ``__table__`` as any ``FromClause``,
+#: but a class declared with a ``__tablename__`` maps a ``Table``.
+_RESULTS_TABLE = cast(Table, ResultRow.__table__)
+_VERDICTS_TABLE = cast(Table, VerdictRow.__table__)
+_FINDINGS_TABLE = cast(Table, FindingRow.__table__)
+
 RESULT_COLUMNS = (
     "sample_id", "batch_id", "position", "reward", "valid", "failure_kind", "failure_reason",
     "raw_reward", "penalty", "hack_score", "agreement", "components", "judge_calls",
@@ -121,7 +132,12 @@ FINDING_COLUMNS = (
 )  # fmt: skip
 
 
-def _result_row(batch_id: str, item: ScoredSample, components: Any, created_at: Any) -> tuple:
+def _result_row(
+    batch_id: str,
+    item: ScoredSample,
+    components: str | dict[str, float],
+    created_at: datetime | str,
+) -> Row:
     """A result's values in ``RESULT_COLUMNS`` order (``components`` and ``created_at``
     as given: raw for SQLAlchemy, or already in driver form)."""
     outcome, usage = item.outcome, item.outcome.usage
@@ -158,7 +174,7 @@ def _insert_results(
     session: Session, batch_id: str, scored: Sequence[ScoredSample], now: datetime
 ) -> list[tuple[int, int]]:
     """Insert the results that don't exist yet; ``(result id, sample id)`` of each new one."""
-    table = ResultRow.__table__
+    table = _RESULTS_TABLE
     dialect = session.get_bind().dialect
     if dialect.name == "sqlite":  # the embedded default: the lean path, rows in driver form
         created_at = bind_processor(table, "created_at", dialect)(now)
@@ -235,8 +251,8 @@ def save_results(*, session: Session, batch_id: str, scored: Sequence[ScoredSamp
         for result_id, outcome in new
         for f in outcome.findings
     ]
-    insert_rows(session, VerdictRow.__table__, VERDICT_COLUMNS, verdicts)
-    insert_rows(session, FindingRow.__table__, FINDING_COLUMNS, findings)
+    insert_rows(session, _VERDICTS_TABLE, VERDICT_COLUMNS, verdicts)
+    insert_rows(session, _FINDINGS_TABLE, FINDING_COLUMNS, findings)
     return len(new_ids)
 
 
@@ -332,7 +348,7 @@ def load_outcomes(
     return outcomes
 
 
-_R, _V, _F = ResultRow.__table__.c, VerdictRow.__table__.c, FindingRow.__table__.c
+_R, _V, _F = _RESULTS_TABLE.c, _VERDICTS_TABLE.c, _FINDINGS_TABLE.c
 _RESULT_IDS = select(_R.id).where(_R.batch_id == bindparam("batch")).scalar_subquery()
 _VERDICTS = (
     select(_V.result_id, _V.judge, _V.weight, _V.score, _V.rationale, _V.error)

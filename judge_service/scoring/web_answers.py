@@ -12,22 +12,27 @@ hold both paths to it.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
+from pydantic.main import IncEx
 
 from judge_service import wire
 from judge_service.domain import NO_USAGE, Outcome
 
+#: A pydantic ``exclude`` by field name: mypy cannot check a dict literal against ``IncEx``
+#: itself (a union of two mappings and two sets), but can against this one of its members.
+_Exclude = dict[str, IncEx | bool]
+
 #: What an ``Outcome`` has beyond a ``wire.SampleResult``, a ``Verdict`` beyond a
 #: ``wire.JudgeResult``, and a ``Finding`` beyond a ``wire.FindingOut``.
-_NOT_ON_THE_WIRE: dict[str, Any] = {
+_NOT_ON_THE_WIRE: _Exclude = {
     "usage": True,
     "judges": {"__all__": {"weight", "timed_out", "not_scorable", "components", "usage"}},
     "findings": {"__all__": {"covers"}},  # how the score was summed, not what was found
 }
-_FULL = {"results": {"__all__": _NOT_ON_THE_WIRE}}
-_COMPACT = {
+_FULL: _Exclude = {"results": {"__all__": _NOT_ON_THE_WIRE}}
+_COMPACT: _Exclude = {
     "results": {
         "__all__": {
             "usage": True,

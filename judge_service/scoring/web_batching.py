@@ -60,7 +60,13 @@ def check_batch_size(request: wire.RewardRequest, *, settings: Settings) -> None
 
 def check_unique_ids(request: wire.RewardRequest) -> None:
     seen: set[str] = set()
-    duplicates = sorted({s.id for s in request.samples if s.id in seen or seen.add(s.id)})
+    repeated: set[str] = set()
+    for sample in request.samples:
+        if sample.id in seen:
+            repeated.add(sample.id)
+        else:
+            seen.add(sample.id)
+    duplicates = sorted(repeated)
     if duplicates:
         raise DuplicateSampleIds(
             f"sample ids must be unique in a batch; repeated: {', '.join(duplicates[:10])}",
@@ -256,7 +262,7 @@ def read_batch(
         scored = batches.count_results(session=session, batch_id=batch_id)
         return wire.RewardResponse(
             batch_id=batch.id,
-            status=batch.status,  # type: ignore[arg-type]
+            status=batch.status,
             rubric=batch.rubric_ref,
             run_id=batch.run_id,
             step=batch.step,

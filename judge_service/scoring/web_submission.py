@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Protocol
 
 from starlette.concurrency import run_in_threadpool
 
@@ -23,8 +23,11 @@ from judge_service.core import metrics
 from judge_service.core.api.enqueue import submit_or_undo
 from judge_service.core.api.local_gate import require_local_judge
 from judge_service.core.api.shutdown import Shutdown
+from judge_service.core.registry import Registry
+from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.expiry import expire_batch
+from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.core.storage.types import utcnow
 from judge_service.core.worker.dispatch import Dispatcher
 from judge_service.scoring import store_batches as batches
@@ -37,6 +40,15 @@ from judge_service.scoring.web_local_deadline import local_judge_warnings
 DEADLINE_GRACE = timedelta(seconds=0.5)
 
 Answer = wire.RewardResponse | DoneAnswer  # a batch not done yet, or done
+
+
+class ServiceState(Protocol):
+    """What a submission reads of the app's ``state`` (set up by ``core.api.app``)."""
+
+    settings: Settings
+    registry: Registry
+    dispatcher: Dispatcher
+    shutdown: Shutdown
 
 
 def read(url: str, batch_id: str, scope: Scope, compact: bool = False) -> Answer:
@@ -85,7 +97,7 @@ async def wait_for_batch(
 
 
 async def submit_and_wait(
-    body: wire.RewardRequest, *, state: Any, key: Any, scope: Scope
+    body: wire.RewardRequest, *, state: ServiceState, key: ApiKeyRow, scope: Scope
 ) -> Answer:
     """Validate, store (in ``scope.home``), dispatch and (when ``wait``) wait for one
     scoring request."""
@@ -124,7 +136,9 @@ async def submit_and_wait(
     return answer
 
 
-async def _resolve_plan(body: wire.RewardRequest, *, state: Any, project: str) -> BatchPlan:
+async def _resolve_plan(
+    body: wire.RewardRequest, *, state: ServiceState, project: str
+) -> BatchPlan:
     """The batch's plan; on a thread only when it reads the database (a hop costs ~1 ms)."""
     if batching.plan_reads_database(body):
         return await run_in_threadpool(
