@@ -54,8 +54,8 @@ import httpx
 
 from bench.common import cli, service_env, start_service
 from bench.episodes import build_world, retail_traces
-from judge_service.forge.traces import parse_traces
 from judge_service.judging.local_model import default_model_path
+from judge_service.traces.conversation import parse_traces
 from tests.test_world_episodes_api import replay_actions
 from trainer_bridge import echo
 from trainer_bridge.episodes import EpisodeClient

@@ -115,7 +115,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at r
 import httpx
 
 from bench.common import BIN, Child, cli, free_port, service_env, start_service, wait_http
-from judge_service.forge.traces import Trace, parse_traces
+from judge_service.traces.conversation import Trace, parse_traces
 from tests.test_world_episodes_api import replay_actions
 
 ROOT = Path(__file__).resolve().parents[1]

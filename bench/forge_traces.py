@@ -39,7 +39,7 @@ from bench.real_traces_figures import generated_runs, measure, real_domains, rea
 from judge_service.forge.embed import Embedder, TfidfEmbedder, get_embedder
 from judge_service.forge.scoring import forge_figures
 from judge_service.forge.trace_tasks import forge_traces
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 RETAIL = ROOT / "data" / "retail"

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from judge_service.forge.embed import Embedder
-from judge_service.forge.entities import canonical
 from judge_service.forge.trace_tasks import TraceForge, forge_traces
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
+from judge_service.traces.entities import canonical
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "data" / "real_traces"

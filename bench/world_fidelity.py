@@ -25,7 +25,7 @@ from pathlib import Path
 
 from judge_service.forge.embed import get_embedder
 from judge_service.forge.trace_tasks import forge_traces
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
 from judge_service.world.fidelity import Fidelity, Score, evaluate, hold_out, hold_out_tasks
 from judge_service.world.model import PATH_LETTERS
 

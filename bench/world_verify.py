@@ -41,11 +41,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from judge_service.forge.calls import tool_calls
 from judge_service.forge.embed import get_embedder
-from judge_service.forge.entities import canonical
 from judge_service.forge.trace_tasks import TraceTask, forge_traces
-from judge_service.forge.traces import Trace, parse_traces
+from judge_service.traces.calls import tool_calls
+from judge_service.traces.conversation import Trace, parse_traces
+from judge_service.traces.entities import canonical
 from judge_service.world.build import build_world
 from judge_service.world.fidelity import hold_out_tasks
 from judge_service.world.trajectory import replay

@@ -19,7 +19,7 @@ from bench.real_traces_figures import (
 )
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.trace_tasks import forge_traces
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
 
 GOALS = ("0", "1", "2")
 

@@ -22,7 +22,7 @@ from tests.test_meta import (
     python_files,
 )
 
-FEATURES = ["forge", "access", "runs", "judging", "rubrics", "audit", "scoring", "world"]
+FEATURES = ["forge", "access", "runs", "judging", "rubrics", "audit", "scoring", "world", "traces"]
 
 #: What no pure module of a feature may import: the database, HTTP, the queue, models.
 IO = (

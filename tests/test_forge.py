@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from judge_service.forge.documents import Document, chunk, parse_documents
-from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.similar import duplicate_of, families
 from judge_service.forge.synthesis import GapBand, grounding_reason, synthesise
 from judge_service.forge.text import answers_match, leaks, quote_in, supported_by
 from judge_service.forge.tiers import ScoredSample, task_stats, tier_shares
 from judge_service.forge.trace_tasks import forge_traces
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
+from judge_service.traces.inputs import ForgeInputError
 from tests.forge_data import bot, trace, traces, user
 
 

@@ -15,7 +15,7 @@ import pytest
 from judge_service.forge.embed import TfidfEmbedder, get_embedder
 from judge_service.forge.scoring import forge_figures
 from judge_service.forge.trace_tasks import TraceForge, forge_traces
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
 
 RETAIL = Path(__file__).resolve().parents[1] / "data" / "retail"
 THANKS = re.compile(r"thank|bye|that's all", re.IGNORECASE)

@@ -11,15 +11,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judge_service.forge.calls import tool_calls
-from judge_service.forge.effects import classify_tools
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.end_states import consensus, goal_outcome
-from judge_service.forge.goals import entities_in, goals
 from judge_service.forge.merge import fold_companions, merge_goals
 from judge_service.forge.signs import failure_signs
 from judge_service.forge.trace_tasks import forge_traces
-from judge_service.forge.traces import Trace
+from judge_service.traces.calls import tool_calls
+from judge_service.traces.conversation import Trace
+from judge_service.traces.effects import classify_tools
+from judge_service.traces.goals import entities_in, goals
 
 SYSTEM = {"role": "system", "content": "You are the support agent of a ferry company."}
 

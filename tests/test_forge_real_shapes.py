@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from judge_service.forge.calls import tool_calls
-from judge_service.forge.effects import classify_tools, write_tools
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.end_states import RunEvidence, consensus, goal_outcome
-from judge_service.forge.identity import who
 from judge_service.forge.trace_tasks import forge_traces
-from judge_service.forge.traces import Trace
+from judge_service.traces.calls import tool_calls
+from judge_service.traces.conversation import Trace
+from judge_service.traces.effects import classify_tools, write_tools
+from judge_service.traces.identity import who
 from judge_service.world.script import script_for
 
 

@@ -16,11 +16,11 @@ import pytest
 from judge_service.core.settings import Settings, get_settings
 from judge_service.core.storage.db import session_scope
 from judge_service.forge import store as forge_store
-from judge_service.forge.calls import broken_pairs, tool_calls
-from judge_service.forge.goals import goals
-from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.job import run_forge
-from judge_service.forge.traces import Trace, read_traces
+from judge_service.traces.calls import broken_pairs, tool_calls
+from judge_service.traces.conversation import Trace, read_traces
+from judge_service.traces.goals import goals
+from judge_service.traces.inputs import ForgeInputError
 from tests.forge_data import SYSTEM, bot, trace, traces, user
 from tests.forge_support import forge, upload
 from tests.helpers import service_env

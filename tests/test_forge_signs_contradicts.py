@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge_service.forge.calls import tool_calls
 from judge_service.forge.sign_contradicts import contradicts_user, shape
 from judge_service.forge.signs import failure_signs
-from judge_service.forge.traces import Trace
+from judge_service.traces.calls import tool_calls
+from judge_service.traces.conversation import Trace
 from tests.test_forge_signs_writes import Calls, bot, make, user
 
 ACCOUNT = {

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from judge_service.forge.calls import tool_calls
 from judge_service.forge.signs import failure_signs, weak_cues
-from judge_service.forge.traces import Trace
+from judge_service.traces.calls import tool_calls
+from judge_service.traces.conversation import Trace
 
 SYSTEM = {"role": "system", "content": "You are the support agent of a ferry company."}
 BOOKING = {"booking_ref": "FX-20931", "passenger": "Ada Byron", "sailing": "09:10"}

@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from judge_service.forge.goals import user_words
-from judge_service.forge.traces import Trace, content_text, parse_traces
 from judge_service.judging.local_model import default_model_path
+from judge_service.traces.conversation import Trace, content_text, parse_traces
+from judge_service.traces.goals import user_words
 from tests.forge_support import forge
 from tests.helpers import Server, create_key, run_cli, service_env, wait_until
 from trainer_bridge import RewardConnectionError, RewardServiceError

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from judge_service.forge.calls import ToolCall, tool_calls
-from judge_service.forge.effects import classify_tools
 from judge_service.forge.end_states import goal_outcome
-from judge_service.forge.entities import answer_entities
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.calls import ToolCall, tool_calls
+from judge_service.traces.conversation import parse_traces
+from judge_service.traces.effects import classify_tools
+from judge_service.traces.entities import answer_entities
 from judge_service.world.build import build_world
 from judge_service.world.episode import act, finish, script_for, start
 from judge_service.world.fresh import new_id

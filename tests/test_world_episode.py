@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from judge_service.forge.embed import TfidfEmbedder
-from judge_service.forge.goals import goals
 from judge_service.forge.trace_tasks import TraceTask, forge_traces
-from judge_service.forge.traces import Trace, parse_traces
+from judge_service.traces.conversation import Trace, parse_traces
+from judge_service.traces.goals import goals
 from judge_service.world.build import build_world
 from judge_service.world.episode import (
     REJECTED,

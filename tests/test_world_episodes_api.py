@@ -20,8 +20,8 @@ import pytest
 
 from judge_service.access.store_keys import create_key
 from judge_service.core.storage.db import session_scope
-from judge_service.forge.goals import user_words
-from judge_service.forge.traces import Trace, content_text, parse_traces
+from judge_service.traces.conversation import Trace, content_text, parse_traces
+from judge_service.traces.goals import user_words
 from judge_service.world import store as world_store
 from tests.forge_support import forge
 from tests.helpers import Server, service_env, wait_until

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
 from judge_service.world.fidelity import Fidelity, evaluate, hold_out, hold_out_tasks
 from judge_service.world.model import Call
 from judge_service.world.world import World

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from judge_service.forge.calls import parse_payload
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.calls import parse_payload
+from judge_service.traces.conversation import parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.learn_ops import Example, learn_ops
 from judge_service.world.lookup import Ctx

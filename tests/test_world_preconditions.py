@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.conversation import parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.model import Call
 from judge_service.world.world import World

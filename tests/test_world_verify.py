@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from bench.world_verify import load, measure
-from judge_service.forge.calls import tool_calls
 from judge_service.forge.end_states import goal_outcome
-from judge_service.forge.traces import parse_traces
+from judge_service.traces.calls import tool_calls
+from judge_service.traces.conversation import parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.verify import Verdict, end_state_verdict, verify
 from judge_service.world.world import World

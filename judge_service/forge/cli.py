@@ -67,8 +67,8 @@ def _run(
     from judge_service.core.storage import audit
     from judge_service.core.storage.db import session_scope
     from judge_service.forge import store as forge_store
-    from judge_service.forge.inputs import ForgeInputError
     from judge_service.forge.job import run_forge
+    from judge_service.traces.inputs import ForgeInputError
 
     try:
         parse(text)
@@ -142,8 +142,8 @@ def traces(
     """Tasks from traces, one per user goal, with reference end states: a table of the tasks
     (goal line, runs, end state, its source), the tool classes and the failure signs, and
     the traces set aside with the reason."""
-    from judge_service.forge.traces import read_traces
     from judge_service.forge.wire import TraceOptions
+    from judge_service.traces.conversation import read_traces
 
     project = project_name(project)
     settings = get_settings()
@@ -165,7 +165,7 @@ def traces(
 
 def _documents_text(path: Path, settings: Settings) -> str:
     from judge_service.forge.documents import read_folder
-    from judge_service.forge.inputs import ForgeInputError
+    from judge_service.traces.inputs import ForgeInputError
 
     if path.is_dir():
         try:

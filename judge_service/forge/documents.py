@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge_service.forge.inputs import ForgeInputError, jsonl_records, text_field
+from judge_service.traces.inputs import ForgeInputError, jsonl_records, text_field
 
 DEFAULT_CHUNK_CHARS = 1500
 DOCUMENT_SUFFIXES = (".md", ".txt")

@@ -29,8 +29,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.entities import answer_entities, canonical, entity_key, id_arguments
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.entities import answer_entities, canonical, entity_key, id_arguments
 
 #: How many repeats must reach an end state for it to be the consensus.
 MIN_AGREEING = 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from judge_service.forge.traces import content_text
+from judge_service.traces.conversation import content_text
 
 
 def chat(prompt: Any) -> list[dict[str, str]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge_service.forge.end_states import ACCEPTED, CLEAN_RUN, Candidate, Consensus
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 
 SCHEMA = {
     "type": "object",

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from judge_service.core.settings import Settings
-from judge_service.forge.goals import Goal, entities_in
 from judge_service.forge.job_asks import ask_all
 from judge_service.forge.text import content_tokens, tokens
 from judge_service.forge.trace_tasks import TraceTask
+from judge_service.traces.goals import Goal, entities_in
 
 SCHEMA = {
     "type": "object",

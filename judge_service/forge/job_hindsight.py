@@ -14,7 +14,7 @@ from judge_service.forge.hindsight import SCHEMA, apply_panel, needs_judge, ques
 from judge_service.forge.job_asks import ask_all
 from judge_service.forge.policy import rules_of
 from judge_service.forge.trace_tasks import TraceForge
-from judge_service.forge.traces import Trace
+from judge_service.traces.conversation import Trace
 
 #: Room for a few sentences of reasoning before the choice.
 MAX_TOKENS = 400

@@ -1,7 +1,7 @@
 """The traces half of a forge job: traces through the pure forge into tasks, families and
 review items, remembering each trace so that a repeat upload adds nothing.
 
-A trace the forge cannot use (:func:`~judge_service.forge.traces.unforgeable`, or one that
+A trace the forge cannot use (:func:`~judge_service.traces.conversation.unforgeable`, or one that
 yields no goal) is set aside: ``result.set_aside`` lists each with its line and the reason,
 ``counts.set_aside`` says how many, and the other traces are forged.
 
@@ -25,8 +25,8 @@ from judge_service.forge.policy import SCHEMA as POLICY_SCHEMA
 from judge_service.forge.policy import policy_prompt, policy_signs
 from judge_service.forge.tables import TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceForge, TraceTask, forge_traces
-from judge_service.forge.traces import Trace, read_traces
 from judge_service.judging.client_options import default_model
+from judge_service.traces.conversation import Trace, read_traces
 
 
 def mining_skipped(options: dict[str, Any], settings: Settings) -> str | None:

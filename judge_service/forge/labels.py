@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.traces import Trace
+from judge_service.traces.conversation import Trace
 
 SUCCESS_REWARD = 0.5
 

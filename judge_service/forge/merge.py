@@ -11,7 +11,7 @@ against another. An entity's kind is its shape: its letters and symbols as they 
 of digits as its length (``#W6067464`` is ``#W#7``, ``credit_card_41`` is ``credit_card_#2``,
 an e-mail is ``@``). So a goal that names the order and one that doesn't can still merge,
 while the same request about another order, user or product cannot. Who asks is a handle
-too (``who:<id>``, :mod:`judge_service.forge.identity`): the id that the agent's lookup with
+too (``who:<id>``, :mod:`judge_service.traces.identity`): the id that the agent's lookup with
 the user's own words answered, so two people's goals never merge however they named
 themselves, and one person's e-mail in one run and name in another still do. So is the world
 a conversation began in (``start:…``, :mod:`judge_service.forge.start_state`): the same read

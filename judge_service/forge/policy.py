@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge_service.forge.text import contains_phrase
-from judge_service.forge.traces import FailureSign, Trace, content_text, excerpt
+from judge_service.traces.conversation import FailureSign, Trace, content_text, excerpt
 
 SCHEMA = {
     "type": "object",

@@ -28,10 +28,10 @@ from judge_service.core.worker.task_names import FORGE_TASK
 from judge_service.forge import store as forge_store
 from judge_service.forge import wire as forge_wire
 from judge_service.forge.documents import parse_documents
-from judge_service.forge.inputs import ForgeInputError
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
-from judge_service.forge.traces import read_traces
 from judge_service.judging.endpoints import check_spec, check_specs
+from judge_service.traces.conversation import read_traces
+from judge_service.traces.inputs import ForgeInputError
 from judge_service.wire import DbInt
 
 router = APIRouter(prefix="/v1", tags=["forge"])

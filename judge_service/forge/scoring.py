@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from judge_service.forge.entities import canonical
 from judge_service.forge.trace_tasks import TraceForge
+from judge_service.traces.entities import canonical
 
 
 def _goal_reference(

@@ -27,9 +27,9 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall
 from judge_service.forge.sign_writes import is_write, write_confirmed
-from judge_service.forge.traces import FailureSign, Trace, content_text, excerpt, user_words
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.conversation import FailureSign, Trace, content_text, excerpt, user_words
 
 TOKEN = re.compile(r"[#A-Za-z0-9_-]*\d[#A-Za-z0-9_-]*")
 WORD = re.compile(r"[a-z0-9]+")

@@ -11,7 +11,7 @@
   τ²-bench retail runs such writes failed about as often as confirmed ones (a third), so it
   is reported beside the failures and marks nothing failed.
 
-A write is a call of a tool in ``writes`` (the classes of :mod:`judge_service.forge.effects`;
+A write is a call of a tool in ``writes`` (the classes of :mod:`judge_service.traces.effects`;
 with none given, tools whose names read as writes), never one whose name reads as a read
 (``get_``, ``find_``): the evidence that classes tools can blame the read that showed a
 change. Where a sign only needs to know that nothing changed, any call whose name does not
@@ -24,9 +24,9 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.effects import name_prior
-from judge_service.forge.traces import FailureSign, Trace, content_text, excerpt, user_words
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.conversation import FailureSign, Trace, content_text, excerpt, user_words
+from judge_service.traces.effects import name_prior
 
 HANDOFF = re.compile(r"transfer|handoff|hand_off|escalat|human", re.IGNORECASE)
 _DONE = (

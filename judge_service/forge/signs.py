@@ -29,9 +29,6 @@ import json
 import re
 from collections.abc import Collection, Sequence
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.entities import id_arguments
-from judge_service.forge.goals import SENTENCE
 from judge_service.forge.sign_contradicts import contradicts_user
 from judge_service.forge.sign_writes import (
     HANDOFF as HANDOFF,  # re-exported: where it was first
@@ -43,7 +40,8 @@ from judge_service.forge.sign_writes import (
     transfer_without_trying,
     unconfirmed_writes,
 )
-from judge_service.forge.traces import (
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.conversation import (
     STOP_TOKEN,
     FailureSign,
     Trace,
@@ -51,6 +49,8 @@ from judge_service.forge.traces import (
     excerpt,
     user_words,
 )
+from judge_service.traces.entities import id_arguments
+from judge_service.traces.goals import SENTENCE
 
 COMPLAINT = re.compile(
     r"\b(that'?s (wrong|not right|incorrect|not what i)|not what i (asked|wanted|meant)|you "
@@ -169,7 +169,7 @@ def failure_signs(
     trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
 ) -> list[FailureSign]:
     """Every sign of the trace but consensus, in message order. ``writes`` names the write
-    tools (:func:`judge_service.forge.effects.write_tools`); ``None``: by their names."""
+    tools (:func:`judge_service.traces.effects.write_tools`); ``None``: by their names."""
     signs = _complaints(trace)
     signs.extend(_tool_signs(calls))
     signs.extend(claimed_without_write(trace, calls))

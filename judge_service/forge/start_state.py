@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Sequence
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.entities import canonical
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.entities import canonical
 
 PREFIX = "start:"
 #: Enough of a digest that two different answers never collide in one corpus.

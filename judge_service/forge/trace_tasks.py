@@ -1,8 +1,8 @@
 """From parsed traces to tasks: goals, merged repeats, end states, consensus, families.
 
 1. Each trace's tool calls are read, and every tool is classified read or write
-   (:mod:`~judge_service.forge.effects`) over all traces at once.
-2. Each trace splits into user goals (:mod:`~judge_service.forge.goals`); each goal's writes
+   (:mod:`~judge_service.traces.effects`) over all traces at once.
+2. Each trace splits into user goals (:mod:`~judge_service.traces.goals`); each goal's writes
    give its end state (:mod:`~judge_service.forge.end_states`).
 3. Goals merge into tasks by meaning and entities (:mod:`~judge_service.forge.merge`), and
    the parts of a compound goal fold into one task; each task's repeats (one per trace, its
@@ -21,8 +21,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.calls import ToolCall, broken_pairs, tool_calls
-from judge_service.forge.effects import ToolEffect, classify_tools, write_tools
 from judge_service.forge.embed import Embedder, get_embedder
 from judge_service.forge.end_states import (
     Consensus,
@@ -31,15 +29,13 @@ from judge_service.forge.end_states import (
     consensus,
     goal_outcome,
 )
-from judge_service.forge.entities import state_diff
-from judge_service.forge.goals import ENTITY, Goal, goals
-from judge_service.forge.identity import who
 from judge_service.forge.labels import sign_report
 from judge_service.forge.merge import fold_companions, merge_goals
 from judge_service.forge.signs import CLOSING, COMPLAINT, failure_signs
 from judge_service.forge.similar import families
 from judge_service.forge.start_state import start_handles
-from judge_service.forge.traces import (
+from judge_service.traces.calls import ToolCall, broken_pairs, tool_calls
+from judge_service.traces.conversation import (
     FailureSign,
     SetAside,
     Trace,
@@ -47,6 +43,10 @@ from judge_service.forge.traces import (
     excerpt,
     user_words,
 )
+from judge_service.traces.effects import ToolEffect, classify_tools, write_tools
+from judge_service.traces.entities import state_diff
+from judge_service.traces.goals import ENTITY, Goal, goals
+from judge_service.traces.identity import who
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +303,7 @@ def _trace_goals(
 
 def _unexpected(trace: Trace, exc: Exception) -> SetAside:
     """A trace that broke the forge, set aside with what broke (and logged, as a bug to
-    fix: :func:`~judge_service.forge.traces.unforgeable` should have set it aside first)."""
+    fix: :func:`~judge_service.traces.conversation.unforgeable` should have set it aside first)."""
     log.exception("forge: trace %r (line %d) set aside", trace.id, trace.line)
     reason = f"the forge could not read it ({type(exc).__name__}: {exc})"
     return SetAside(trace.id, trace.line, excerpt(reason))

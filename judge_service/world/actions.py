@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from judge_service.forge.traces import content_text
+from judge_service.traces.conversation import content_text
 
 
 @dataclass(frozen=True)

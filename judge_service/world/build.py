@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from judge_service.forge.entities import canonical
-from judge_service.forge.traces import Trace
+from judge_service.traces.conversation import Trace
+from judge_service.traces.entities import canonical
 from judge_service.world.engine import answer_call, named_for
 from judge_service.world.errors import learn_errors
 from judge_service.world.functions import learn_function

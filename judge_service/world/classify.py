@@ -1,6 +1,6 @@
 """Read or write: the forge's classes, with the world's own entities as evidence.
 
-:func:`judge_service.forge.effects.classify_tools` decides by schema, then by the entities
+:func:`judge_service.traces.effects.classify_tools` decides by schema, then by the entities
 the forge names, then by the tool's name. The world names more entities (an object keyed by
 a field that holds the same-named argument, ``get_book(isbn)`` -> ``isbn=...``), so where
 the forge found no evidence, the same rule runs over the world's entities: a call that names
@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.effects import ToolEffect, classify_tools
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.effects import ToolEffect, classify_tools
 from judge_service.world.lookup import argument_values, merge
 from judge_service.world.values import same
 

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.model import Expr, Op
 from judge_service.world.values import is_number
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall, is_error_answer, parse_payload
+from judge_service.traces.calls import ToolCall, is_error_answer, parse_payload
 from judge_service.world.errors import Named, answer_error
 from judge_service.world.fresh import new_id
 from judge_service.world.functions import call_function

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.lookup import Index, find_object, locate
 from judge_service.world.model import ErrorRule, Parts
 from judge_service.world.observe import Step

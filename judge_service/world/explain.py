@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.expr import constant, evaluate, trivial
 from judge_service.world.lookup import Ctx, locate
 from judge_service.world.model import Expr

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judge_service.forge.calls import ToolCall, tool_calls
-from judge_service.forge.entities import canonical
-from judge_service.forge.traces import Trace
+from judge_service.traces.calls import ToolCall, tool_calls
+from judge_service.traces.conversation import Trace
+from judge_service.traces.entities import canonical
 from judge_service.world.build import build_world
 from judge_service.world.model import PATHS
 from judge_service.world.observe import recorded_call

@@ -18,7 +18,7 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.model import FunctionRule
 from judge_service.world.observe import Step
 from judge_service.world.text import fill, parts_of

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
 from judge_service.forge import store as forge_store
-from judge_service.forge.traces import Trace, parse_traces
+from judge_service.traces.conversation import Trace, parse_traces
 from judge_service.world import store as world_store
 from judge_service.world.build import build_world
 from judge_service.world.fidelity import evaluate, hold_out

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.expr import evaluate
 from judge_service.world.formulas import NUMERIC
 from judge_service.world.lookup import Ctx

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.explain import abstract
 from judge_service.world.expr import trivial
 from judge_service.world.formulas import formulas

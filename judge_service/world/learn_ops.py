@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.entities import VOLATILE, canonical
+from judge_service.traces.entities import VOLATILE, canonical
 from judge_service.world.explain import abstract, alternatives
 from judge_service.world.expr import constant, constants, trivial
 from judge_service.world.formulas import formulas

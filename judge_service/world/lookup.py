@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.entities import is_id_name
+from judge_service.traces.entities import is_id_name
 from judge_service.world.text import as_text
 from judge_service.world.values import MISSING, same
 

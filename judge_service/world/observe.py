@@ -2,7 +2,7 @@
 
 Entities are the objects tools returned, kept as the tool wrote them. An object is keyed by
 a field holding the argument of the same name (``get_book(isbn)`` answering ``{"isbn": ...}``
-is ``isbn=...``), else as :func:`judge_service.forge.entities.answer_entities` names it,
+is ``isbn=...``), else as :func:`judge_service.traces.entities.answer_entities` names it,
 else by a field other answers were keyed by. A trace's *start* is, for each entity it shows,
 the first state it saw before any write touched it; the world's *base* is each entity's
 start, preferring one seen before the trace wrote anything. Each trace is then walked from
@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from judge_service.forge.calls import ToolCall, tool_calls
-from judge_service.forge.effects import ToolEffect
-from judge_service.forge.entities import entity_key, is_id_name, object_key, own_id
-from judge_service.forge.traces import Trace
+from judge_service.traces.calls import ToolCall, tool_calls
+from judge_service.traces.conversation import Trace
+from judge_service.traces.effects import ToolEffect
+from judge_service.traces.entities import entity_key, is_id_name, object_key, own_id
 from judge_service.world.classify import View, classify
 from judge_service.world.lookup import argument_values, merge
 from judge_service.world.model import Call

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.expr import evaluate
 from judge_service.world.lookup import Ctx, matches, pair_up
 from judge_service.world.model import Op

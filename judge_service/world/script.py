@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from judge_service.forge.entities import canonical
-from judge_service.forge.goals import goals, user_words
-from judge_service.forge.traces import Trace, content_text
+from judge_service.traces.conversation import Trace, content_text
+from judge_service.traces.entities import canonical
+from judge_service.traces.goals import goals, user_words
 from judge_service.world.actions import tool_schemas
 from judge_service.world.user import closest, run_turns
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.model import Call
 from judge_service.world.replay import footprint
 from judge_service.world.world import World

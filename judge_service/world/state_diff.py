@@ -1,7 +1,7 @@
 """Field-level differences between entity states, as an end-state verdict lists them.
 
 States are compared as the forge keeps them: without the fields that record *when*
-(:func:`~judge_service.forge.entities.clean_state`), nor the ``clock`` fields the world's
+(:func:`~judge_service.traces.entities.clean_state`), nor the ``clock`` fields the world's
 transitions leave as they were. A difference is named by its dotted path (``items.0.price``),
 at the outermost place where the two differ (a field one side lacks is one entry, however
 deep its value; a longer list of objects, one per extra element). A list of scalars (ids,
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.entities import canonical, clean_state, entity_key, id_arguments
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.entities import canonical, clean_state, entity_key, id_arguments
 from judge_service.world.values import same
 
 State = dict[str, Any]

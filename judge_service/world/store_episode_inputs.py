@@ -18,7 +18,7 @@ from judge_service.core.errors import Conflict, NotFound, ValidationFailed
 from judge_service.core.storage.db import session_scope
 from judge_service.forge import store as forge_store
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow
-from judge_service.forge.traces import Trace, parse_traces
+from judge_service.traces.conversation import Trace, parse_traces
 from judge_service.world.tables import WorldRow
 from judge_service.world.world import World
 from judge_service.world.world_cache import WorldCache

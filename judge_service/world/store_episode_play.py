@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 from judge_service.access.projects import Scope
 from judge_service.core.errors import Conflict, NotFound
 from judge_service.core.storage.db import get_engine
-from judge_service.forge.traces import content_text
+from judge_service.traces.conversation import content_text
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store
 from judge_service.world import wire_episodes as ew

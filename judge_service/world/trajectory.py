@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall, tool_calls
-from judge_service.forge.entities import entity_key, id_arguments, object_key
-from judge_service.forge.traces import Trace
+from judge_service.traces.calls import ToolCall, tool_calls
+from judge_service.traces.conversation import Trace
+from judge_service.traces.entities import entity_key, id_arguments, object_key
 from judge_service.world.lookup import argument_values, merge
 from judge_service.world.model import Answer, Call
 from judge_service.world.observe import identify, recorded_call, shown

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judge_service.forge.entities import canonical
+from judge_service.traces.entities import canonical
 from judge_service.world.learn_ops import Example, learn_ops
 from judge_service.world.lookup import Ctx, Index, argument_values
 from judge_service.world.model import NEW_ID, Binding, Effect, Transition

@@ -24,8 +24,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from judge_service.forge.goals import STOP_TOKEN, opens_new_goal, user_words
-from judge_service.forge.traces import Trace, content_text
+from judge_service.traces.conversation import Trace, content_text
+from judge_service.traces.goals import STOP_TOKEN, opens_new_goal, user_words
 
 if TYPE_CHECKING:
     from judge_service.world.script import Script

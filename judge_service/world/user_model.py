@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from judge_service.forge.traces import content_text
+from judge_service.traces.conversation import content_text
 
 if TYPE_CHECKING:
     from judge_service.world.script import Script

@@ -1,7 +1,7 @@
-"""Production traces as the forge reads them, and a failure sign's shape.
+"""Production traces as the forge and the world read them, and a failure sign's shape.
 
 A trace is an OpenAI-style conversation: ``{"id", "messages", "tools"?, "metadata"?}``.
-:mod:`judge_service.forge.goals` splits it into user goals, :mod:`judge_service.forge.signs`
+:mod:`judge_service.traces.goals` splits it into user goals, :mod:`judge_service.forge.signs`
 finds the signs that it went wrong.
 
 An upload is refused (:class:`ForgeInputError`, naming the line) only for what breaks the
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from judge_service.forge.inputs import ForgeInputError, jsonl_records, text_field
+from judge_service.traces.inputs import ForgeInputError, jsonl_records, text_field
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 #: A trace record's check: ``(field, reason)`` when it cannot be used, else ``None``.

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from judge_service.forge.traces import Trace, content_text
+from judge_service.traces.conversation import Trace, content_text
 
 ERROR_TEXT = re.compile(
     r"^\W*(error|exception|traceback|failed|failure|not found|invalid|denied|forbidden|"

@@ -8,7 +8,7 @@ e-mail, a name, a phone number: ``find_user(email=…)``, ``get_customer_by_phon
 whose answer is an id (a bare one, or the answered object's own id). It is the goal's handle
 ``who:<id>``; two goals with different ``who:`` handles are of different people and never
 one task. A conversation with no such lookup names no one this way, and its goals fall back
-to the people and ids in the user's words (:mod:`judge_service.forge.goals`).
+to the people and ids in the user's words (:mod:`judge_service.traces.goals`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.entities import answer_entities
-from judge_service.forge.traces import Trace, content_text, user_words
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.conversation import Trace, content_text, user_words
+from judge_service.traces.entities import answer_entities
 
 #: A bare answer that is an id: one token of letters, digits and ``_.-@#:``, with a digit.
 BARE_ID = re.compile(r"^[\w.@#:-]*\d[\w.@#:-]*$")

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judge_service.forge.calls import ToolCall
-from judge_service.forge.entities import answer_entities, canonical, entity_key, id_arguments
+from judge_service.traces.calls import ToolCall
+from judge_service.traces.entities import answer_entities, canonical, entity_key, id_arguments
 
 Effect = Literal["read", "write"]
 WRITE_WORDS = re.compile(

@@ -22,7 +22,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from judge_service.forge.calls import ToolCall
+from judge_service.traces.calls import ToolCall
 
 ID_NAME = re.compile(
     r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|_no$|"

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge_service.forge.traces import STOP_TOKEN as STOP_TOKEN  # where it was first
-from judge_service.forge.traces import Trace, content_text, user_words
+from judge_service.traces.conversation import STOP_TOKEN as STOP_TOKEN  # where it was first
+from judge_service.traces.conversation import Trace, content_text, user_words
 
 _THANKS = (
     r"(?:(?:ok(?:ay)?|great|perfect|awesome|wonderful|excellent|cool|alright|good|nice|"
@@ -171,7 +171,7 @@ def _goal(trace: Trace, start: int, end: int) -> Goal:
 
 def goals(trace: Trace) -> list[Goal]:
     """The trace's goals, in order: none when the user said nothing but stop tokens (the
-    job sets such a trace aside, :func:`judge_service.forge.traces.unforgeable`)."""
+    job sets such a trace aside, :func:`judge_service.traces.conversation.unforgeable`)."""
     messages = trace.messages
     users = [
         i

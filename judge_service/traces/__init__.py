@@ -1,0 +1,1 @@
+"""Reading production traces (calls, entities, identities, goals), shared by forge and world."""
