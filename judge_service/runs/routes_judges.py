@@ -7,16 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from judge_service.core.api.deps import AnyKey, ScopeDep, SessionDep
-from judge_service.rubrics import wire as wire_review
+from judge_service.judging import agreement
+from judge_service.rubrics import wire as wire_rubrics
 from judge_service.rubrics.store_labels import CONSENSUS, labeled_scores
-from judge_service.runs import agreement
 
 router = APIRouter(prefix="/v1", tags=["judges"])
 
 
-def _out(figures: agreement.JudgeFigures) -> wire_review.JudgeAgreement:
+def _out(figures: agreement.JudgeFigures) -> wire_rubrics.JudgeAgreement:
     calibration = figures.calibration
-    return wire_review.JudgeAgreement(
+    return wire_rubrics.JudgeAgreement(
         judge=figures.judge,
         labels=figures.labels,
         good=figures.good,
@@ -24,13 +24,13 @@ def _out(figures: agreement.JudgeFigures) -> wire_review.JudgeAgreement:
         cohen_kappa=figures.cohen_kappa,
         spearman_rho=figures.spearman_rho,
         spearman_p=figures.spearman_p,
-        calibration=wire_review.Calibration(x=calibration[0], y=calibration[1])
+        calibration=wire_rubrics.Calibration(x=calibration[0], y=calibration[1])
         if calibration
         else None,
     )
 
 
-@router.get("/judges/agreement", response_model=wire_review.AgreementResponse)
+@router.get("/judges/agreement", response_model=wire_rubrics.AgreementResponse)
 def judge_agreement(
     session: SessionDep,
     key: AnyKey,
@@ -46,7 +46,7 @@ def judge_agreement(
     figures = agreement.by_judge(((p.judge, p.score, p.good) for p in pairs), threshold=threshold)
     judges = [_out(f) for f in figures if f.judge != CONSENSUS]
     consensus = next((_out(f) for f in figures if f.judge == CONSENSUS), None)
-    return wire_review.AgreementResponse(
+    return wire_rubrics.AgreementResponse(
         threshold=threshold,
         min_labels_for_calibration=agreement.MIN_LABELS_FOR_CALIBRATION,
         judges=judges,

@@ -3,7 +3,7 @@ labels, and the newest flagged rollouts.
 
 One renderer for ``GET /runs/{run_id}`` and ``judge-service report RUN_ID --out FILE``, so
 the file is the page. The figures are the run report's (``GET /v1/runs/{run_id}/report``),
-not recomputed here; κ comes from the labels through :mod:`judge_service.runs.agreement`.
+not recomputed here; κ comes from the labels through :mod:`judge_service.judging.agreement`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from judge_service.core.api.web.pages import render_text
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.forge.store_runs import run_tiers
 from judge_service.forge.tiers import TIERS
+from judge_service.judging import agreement
 from judge_service.rubrics.store_labels import CONSENSUS, labeled_scores
-from judge_service.runs import agreement
 from judge_service.runs.report import FLAG, run_report
 from judge_service.runs.store import run_samples
 from judge_service.runs.store_reads import (

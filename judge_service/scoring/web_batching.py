@@ -35,10 +35,10 @@ from judge_service.domain import Rubric
 from judge_service.judging.endpoints import check_specs, resolve_specs, strip_secrets
 from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.judging.panels import build_panel, default_panel, normalise_spec
-from judge_service.rubrics.store_plan import calibration_maps, resolve_rubric
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring import web_answers as answers
 from judge_service.scoring.plan import BatchPlan
+from judge_service.scoring.store_plan import calibration_maps, resolve_rubric
 from judge_service.scoring.store_results import load_outcomes
 
 

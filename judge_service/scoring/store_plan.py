@@ -10,9 +10,9 @@ from judge_service.core.errors import UnknownRubric
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
 from judge_service.domain import Rubric
+from judge_service.judging.agreement import calibration_map
 from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_labels as labels
-from judge_service.runs.agreement import calibration_map
 from judge_service.scoring.plan import CalibrationMap
 
 
