@@ -10,31 +10,22 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from judge_service.access.cli import keys_app
-from judge_service.audit.cli import audit_command, detectors_app
-from judge_service.core.cli_common import CommandLine, project_name, schema_checked, schema_first
+from judge_service.core.cli_common import CommandLine, configure_logging
+from judge_service.core.features import installed, load
 from judge_service.core.settings import get_settings
-from judge_service.forge.cli import forge_app
-from judge_service.rubrics.cli import rubrics_app
-from judge_service.runs.cli import report_command
-from judge_service.world.cli import world_app
 
 app = CommandLine(no_args_is_help=True, add_completion=False, help=__doc__)
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 app.add_typer(db_app, name="db")
-# the commands that use the service's tables check its schema first (schema_first)
-app.add_typer(schema_first(keys_app), name="keys")
-app.add_typer(detectors_app, name="detectors")
-app.command("audit")(audit_command)
-app.add_typer(schema_first(rubrics_app), name="rubrics")
-app.command("report")(schema_checked(report_command))
-app.add_typer(schema_first(forge_app), name="forge")
-app.add_typer(schema_first(world_app), name="world")
+# each feature adds its commands (core.features); those that use the service's tables
+# check its schema first (core.cli_common.schema_first)
+for feature in installed():
+    if feature.commands:
+        load(feature.commands)(app)
 log = logging.getLogger("judge_service")
 
 
@@ -45,12 +36,6 @@ def _options(
     ] = False,
 ) -> None:
     app.verbose = verbose
-
-
-def _logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
 
 
 def _upgrade(database_url: str, revision: str = "head") -> list[str]:
@@ -120,7 +105,7 @@ def serve(
 
     environment = get_settings()
     settings = environment.served_on(host)  # free endpoints: off beyond loopback
-    _logging(settings.log_level)
+    configure_logging(settings.log_level)
     if workers > 1 and (settings.embedded or settings.database_url.startswith("sqlite")):
         raise typer.BadParameter(
             f"{workers} API processes need PostgreSQL (JS_DATABASE_URL) and a broker "
@@ -187,7 +172,7 @@ def worker(
     settings = get_settings()
     if settings.embedded:
         raise typer.BadParameter("JS_BROKER_URL is not set; the embedded server needs no worker")
-    _logging(settings.log_level)
+    configure_logging(settings.log_level)
     if metrics_port and pool == "prefork":
         # set before prometheus_client is imported: the processes share counters in files
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_folder()
@@ -223,98 +208,6 @@ def _serve_worker_metrics(port: int, *, processes: bool) -> None:
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
     start_http_server(port, addr="127.0.0.1", registry=registry)
-
-
-@app.command("build-local-judge")
-def build_local_judge() -> None:
-    """Build llama.cpp's llama-server for the local judge now (once per machine; ~17 min on
-    2 cores), with a progress line every 5 s. `serve` otherwise builds it in the background."""
-    from judge_service.judging.local_build import BuildFailed, machine_build
-
-    _logging(get_settings().log_level)
-    try:
-        typer.echo(f"llama-server: {machine_build().build_with_progress()}")
-    except BuildFailed as exc:
-        typer.echo(f"the llama-server build failed: {exc}", err=True)
-        raise typer.Exit(1) from exc
-
-
-@app.command("local-model")
-def local_model(
-    host: str = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="0 = JS_LOCAL_MODEL_PORT, or a free port")] = 0,
-) -> None:
-    """Run the local SmolLM2 judge alone (llama.cpp's OpenAI-compatible server) until stopped.
-
-    Point other processes at it with JS_LOCAL_MODEL_URL=<the printed URL>.
-    """
-    import signal
-    import threading
-
-    from judge_service.judging.local_build import machine_build
-    from judge_service.judging.local_model import LocalModelServer
-
-    settings = get_settings()
-    _logging(settings.log_level)
-    machine_build().build_with_progress()  # once per machine
-    server = LocalModelServer(
-        model_path=settings.local_model_path, host=host, port=port or settings.local_model_port
-    )
-    typer.echo(f"local judge (SmolLM2-135M) at {server.start()}")
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
-    server.stop()
-
-
-@app.command()
-def score(
-    infile: Annotated[
-        Path, typer.Argument(exists=True, dir_okay=False, help="JSONL, a sample a line")
-    ],
-    out: Annotated[Path, typer.Option("--out", help="JSONL, a result a line")],
-    judge: Annotated[list[str] | None, typer.Option(help="Judge spec; repeat for a panel")] = None,
-    aggregator: str | None = None,
-    timeout_s: float = 600.0,
-    audit: Annotated[
-        bool,
-        typer.Option(
-            "--audit/--no-audit",
-            help="Run the default detectors and JS_PENALTY_POLICY after the judges, as the API",
-        ),
-    ] = True,
-    project: Annotated[
-        str | None,
-        typer.Option(
-            help="Only this project's confirmed hacks feed the known-hack detector "
-            "(default: every project's)"
-        ),
-    ] = None,
-) -> None:
-    """Score a JSONL file through the API's pipeline (judges, then the hindsight audit and
-    its penalty), with a progress bar and a summary that counts flagged samples."""
-    from judge_service.core.errors import JudgeServiceError
-    from judge_service.scoring.job_offline import score_file
-
-    project = None if project is None else project_name(project)
-    settings = get_settings()
-    _logging("WARNING")
-
-    try:
-        score_file(
-            infile,
-            out,
-            settings=settings,
-            judges=judge,
-            aggregator=aggregator,
-            timeout_s=timeout_s,
-            audit=audit,
-            project=project,
-        )
-    except JudgeServiceError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(2) from exc
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""HTTP request and response models: the wire contract of DESIGN.md.
+"""HTTP request and response models: the wire contract (docs/api.md).
 
 This module imports nothing else of the package, so a trainer node can use it
 (through ``trainer_bridge``) with only pydantic installed.

@@ -13,7 +13,6 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from judge_service.access.store_keys import create_key
 from judge_service.core.api.app import create_app
 from judge_service.core.settings import Settings, get_settings
 from judge_service.core.storage.db import (
@@ -22,6 +21,7 @@ from judge_service.core.storage.db import (
     sqlite_path,
     upgrade,
 )
+from judge_service.core.storage.keys import create_key
 from tests.helpers import installed_test_plugin, postgres_database
 
 ROOT = Path(__file__).resolve().parents[1]

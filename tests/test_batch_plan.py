@@ -9,13 +9,13 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import StatementError
 
+from judge_service.core.batch_plan import BatchPlan, CalibrationMap, JudgeEntry, ModelEntry
 from judge_service.core.registry import Registry
 from judge_service.core.settings import get_settings
 from judge_service.core.storage.db import session_scope
 from judge_service.domain import Rubric
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.job_offline import batch_plan_for
-from judge_service.scoring.plan import BatchPlan, CalibrationMap, JudgeEntry, ModelEntry
 
 FULL = BatchPlan(
     judges=[

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from judge_service.core.batch_plan import BatchPlan, JudgeEntry
 from judge_service.core.errors import ShuttingDown
 from judge_service.core.registry import Registry
 from judge_service.core.settings import get_settings
@@ -30,7 +31,6 @@ from judge_service.core.storage.tables import BatchRow
 from judge_service.core.storage.types import utcnow
 from judge_service.core.worker.inprocess import InProcessDispatcher
 from judge_service.scoring import store_batches as batches
-from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, create_key, run_cli, service_env, wait_until
 

@@ -9,20 +9,22 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
 from judge_service.core.api.app import create_app
+from judge_service.core.batch_plan import BatchPlan, JudgeEntry
 from judge_service.core.registry import Registry
 from judge_service.core.settings import get_settings
 from judge_service.core.storage import leases, workers
 from judge_service.core.storage.db import session_scope, upgrade
+from judge_service.core.storage.tables import BatchRow
 from judge_service.core.storage.types import utcnow
 from judge_service.core.worker.inprocess import InProcessDispatcher
 from judge_service.core.worker.lease import Leases
 from judge_service.core.worker.liveness import Liveness
 from judge_service.forge import store as forge_store
-from judge_service.rubrics import store_mining as mining
+from judge_service.review import store_mining as mining
 from judge_service.scoring import store_batches as batches
-from judge_service.scoring.plan import BatchPlan, JudgeEntry
 
 #: Long enough that a sweep after the first needs 30 s of idling: only the first, run as
 #: the executor starts, can score a batch within the tests' deadlines.
@@ -56,7 +58,7 @@ def _lease(url: str, batch_id: str, owner: str, *, lease_s: float, now: datetime
 
 def _status(url: str, batch_id: str) -> str | None:
     with session_scope(url) as session:
-        return batches.status_of(session=session, batch_id=batch_id)
+        return session.scalar(select(BatchRow.status).where(BatchRow.id == batch_id))
 
 
 def _holder(url: str, batch_id: str) -> str | None:

@@ -16,7 +16,7 @@ from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.tables import BatchRow
 from judge_service.forge.tables import ForgeJobRow
-from judge_service.rubrics.tables import MiningJobRow
+from judge_service.review.tables import MiningJobRow
 from tests.forge_data import traces
 from tests.forge_support import JSONL
 from tests.review_support import RUBRIC, samples

@@ -1,4 +1,4 @@
-"""The rules inside a feature package (DESIGN.md, "Layout"), read from the source with ast.
+"""The rules of docs/architecture.md ("Layers", "The packages"), read from the source with ast.
 
 A feature package holds its pure modules, its storage (``store*.py``, ``tables.py``), its jobs
 (``job*.py``), its HTTP routes (``routes*.py``, pages and cookies in ``web*.py``) and models
@@ -22,7 +22,10 @@ from tests.test_meta import (
     python_files,
 )
 
-FEATURES = ["forge", "access", "runs", "judging", "rubrics", "audit", "scoring", "world", "traces"]
+FEATURES = [
+    "forge", "access", "runs", "judging", "rubrics", "review", "audit", "scoring", "world",
+    "traces",
+]  # fmt: skip
 
 #: What no pure module of a feature may import: the database, HTTP, the queue, models.
 IO = (
@@ -145,10 +148,6 @@ def plant(root: Path, where: str, source: str) -> Path:
 
 # --- between features, and between the core and the features ------------------------------
 
-#: The core's modules that wire the features in: the app mounts their routes, the CLI their
-#: commands, the queue their jobs.
-WIRING = {"core/api/app.py", "cli.py", "core/worker/celery_app.py", "core/worker/inprocess.py"}
-
 
 def feature_of(module: str) -> str | None:
     parts = module.split(".")
@@ -158,9 +157,9 @@ def feature_of(module: str) -> str | None:
 
 
 def crossings(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) -> list[str]:
-    """Imports that break the rules between packages: a feature reaching into another
-    feature's routes, pages, commands or jobs, and the core reaching
-    into a feature's routes, pages, commands or jobs outside ``WIRING``."""
+    """Imports that break the rules between features: a feature reaching into another
+    feature's routes, pages, commands or jobs (the core reaches into none:
+    :func:`core_reaches`)."""
     bad = []
     for path in python_files(package):
         where = path.relative_to(package).as_posix()
@@ -174,8 +173,6 @@ def crossings(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) ->
             target = ".".join(parts[:3])
             if home is not None and part in ("routes", "cli", "job"):
                 bad.append(f"{where} (feature {home}) imports {target} ({part})")
-            elif home is None and part in ("routes", "cli", "job") and where not in WIRING:
-                bad.append(f"{where} (core) imports {target} ({part})")
     return sorted(set(bad))
 
 
@@ -187,13 +184,9 @@ def test_features_reach_into_each_other_and_the_core_into_them_only_as_allowed()
     ("where", "source", "caught"),
     [
         ("forge/job.py", "from judge_service.rubrics.routes import router\n", True),
-        ("forge/job.py", "from judge_service.rubrics.job_mining import mine_rubric\n", True),
-        ("forge/job.py", "from judge_service.rubrics import mining, store\n", False),
+        ("forge/job.py", "from judge_service.review.job_mining import mine_rubric\n", True),
+        ("forge/job.py", "from judge_service.review import mining, store\n", False),
         ("runs/routes.py", "from judge_service.forge.cli import forge_app\n", True),
-        ("core/storage/db.py", "from judge_service.scoring.job import score_batch\n", True),
-        ("core/storage/db.py", "from judge_service.scoring import store_batches\n", False),
-        ("core/api/health.py", "from judge_service.runs import web_pages\n", True),
-        ("core/api/app.py", "from judge_service.runs import web_pages\n", False),
         ("cli.py", "from judge_service.forge.cli import forge_app\n", False),
     ],
 )
@@ -205,7 +198,253 @@ def test_the_crossing_checker_flags_planted_imports(
     assert bool(found) is caught, found
 
 
+# --- no circles: between packages, and between modules ---------------------------------------
+
+
+def package_of(module: str, package: Path = PACKAGE) -> str | None:
+    """The node of the package graph ``module`` is in: the core, a feature, or a module at the
+    package root (``wire``, ``domain``, ``contracts``, ``cli``), each its own node."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[0] != "judge_service":
+        return None
+    name = parts[1]
+    return name if (package / name).is_dir() or (package / f"{name}.py").is_file() else None
+
+
+def both_ways(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) -> list[str]:
+    """Pairs of packages that import each other (any import, in functions too), each with one
+    import of either way. Of two packages one sits below the other: core <- judging, traces,
+    audit, rubrics <- scoring <- review <- forge, runs, world."""
+    edges: dict[tuple[str, str], str] = {}
+    for path in python_files(package):
+        home = package_of(module_name(path, names)[0], package)
+        for module in imported_modules(path, names):
+            other = package_of(module, package)
+            if home is not None and other not in (None, home):
+                edges.setdefault((home, other), f"{path.relative_to(package).as_posix()}: {module}")
+    return sorted(
+        f"{a} <-> {b} ({edges[a, b]}; {edges[b, a]})" for a, b in edges if a < b and (b, a) in edges
+    )
+
+
+def test_no_two_packages_import_each_other_both_ways() -> None:
+    assert both_ways() == []
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The components of ``graph`` (node -> nodes it reaches) holding more than one node:
+    Kosaraju's two passes, without recursion."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in sorted(graph):
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(sorted(graph[start])))]
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(sorted(graph[child]))))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    reverse: dict[str, set[str]] = {node: set() for node in graph}
+    for node, targets in graph.items():
+        for target in targets:
+            reverse[target].add(node)
+    found, assigned = [], set()
+    for start in reversed(order):
+        if start in assigned:
+            continue
+        component, todo = [], [start]
+        assigned.add(start)
+        while todo:
+            node = todo.pop()
+            component.append(node)
+            for source in reverse[node] - assigned:
+                assigned.add(source)
+                todo.append(source)
+        if len(component) > 1:
+            found.append(sorted(component))
+    return sorted(found)
+
+
+def module_circles(
+    package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES
+) -> list[list[str]]:
+    """The modules of the package that import each other in a circle, every import counted:
+    at the top, in functions, under ``TYPE_CHECKING``."""
+    modules = {module_name(path, names)[0]: path for path in python_files(package)}
+
+    def resolved(imported: str) -> str | None:  # ``from a.b import c``: c may be a name
+        while imported and imported not in modules:
+            imported = imported.rpartition(".")[0]
+        return imported or None
+
+    graph = {
+        name: {t for i in imported_modules(path, names) if (t := resolved(i)) not in (None, name)}
+        for name, path in modules.items()
+    }
+    return strongly_connected(graph)  # type: ignore[arg-type]
+
+
+def test_no_module_import_circle() -> None:
+    assert module_circles() == []
+
+
+def plant_all(root: Path, sources: dict[str, str]) -> Path:
+    """:func:`plant` for each of several modules; returns the package's folder."""
+    for where, source in sources.items():
+        package = plant(root, where, source)
+    return package
+
+
+@pytest.mark.parametrize(
+    ("sources", "caught"),
+    [
+        (
+            {
+                "rubrics/store.py": "from judge_service.review import store_review\n",
+                "review/store_review.py": "from judge_service.rubrics import store\n",
+            },
+            True,
+        ),
+        (
+            {
+                "scoring/job.py": "def f():\n    from judge_service.review import mining\n",
+                "review/mining.py": "from judge_service.scoring.store_plan import resolve\n",
+            },
+            True,
+        ),
+        (
+            {
+                "wire.py": "from judge_service.scoring import job\n",
+                "scoring/job.py": "from judge_service import wire\n",
+            },
+            True,
+        ),
+        (
+            {
+                "review/mining.py": "from judge_service.rubrics import store\n",
+                "rubrics/store.py": "from judge_service.core.storage import db\n",
+            },
+            False,
+        ),
+        (
+            {
+                "review/mining.py": "from judge_service.review import evidence\n",
+                "review/evidence.py": "from judge_service.review import mining\n",
+            },
+            False,
+        ),
+    ],
+)
+def test_the_package_checker_flags_planted_imports(
+    tmp_path: Path, sources: dict[str, str], caught: bool
+) -> None:
+    package = plant_all(tmp_path, sources)
+    found = both_ways(package, {package: "judge_service"})
+    assert bool(found) is caught, found
+
+
+@pytest.mark.parametrize(
+    ("sources", "caught"),
+    [
+        (
+            {
+                "world/script.py": "from judge_service.world.user import closest\n",
+                "world/user.py": (
+                    "from typing import TYPE_CHECKING\n"
+                    "if TYPE_CHECKING:\n    from judge_service.world.script import Script\n"
+                ),
+            },
+            True,
+        ),
+        (
+            {
+                "review/mining.py": "from . import evidence\n",
+                "review/evidence.py": "def f():\n    import judge_service.review.decisions\n",
+                "review/decisions.py": "from judge_service.review.mining import refs\n",
+            },
+            True,
+        ),
+        (
+            {
+                "world/script.py": "from judge_service.world.turns import closest\n",
+                "world/user.py": "from judge_service.world import script, turns\n",
+                "world/turns.py": "import re\n",
+            },
+            False,
+        ),
+    ],
+)
+def test_the_circle_checker_flags_planted_imports(
+    tmp_path: Path, sources: dict[str, str], caught: bool
+) -> None:
+    package = plant_all(tmp_path, sources)
+    found = module_circles(package, {package: "judge_service"})
+    assert bool(found) is caught, found
+
+
 # --- the core's shape -----------------------------------------------------------------------
+
+#: What the core may import of the package besides itself: the modules under it (the wire,
+#: the domain models, the plugin contracts) and the package's own ``__init__``.
+BASE = {"judge_service", "judge_service.wire", "judge_service.domain", "judge_service.contracts"}
+CORE = "judge_service.core"
+
+
+def core_reaches(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) -> list[str]:
+    """Each import of a core module of anything of the package outside the core and
+    ``BASE``: the core knows no feature (the features declare themselves,
+    ``core.features``), so the app, the worker and the CLI compose what is installed."""
+    found = []
+    for path in python_files(package / "core"):
+        where = path.relative_to(package).as_posix()
+        for module in imported_modules(path, names):
+            inside = module == "judge_service" or any(
+                of_package(module, base) for base in [*BASE - {"judge_service"}, CORE]
+            )
+            if of_package(module, "judge_service") and not inside:
+                found.append(f"{where} imports {module}")
+    return sorted(set(found))
+
+
+def test_the_core_imports_no_feature() -> None:
+    assert core_reaches() == []
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "caught"),
+    [
+        ("core/storage/db.py", "from judge_service.scoring import store_batches\n", True),
+        ("core/api/app.py", "def f():\n    from judge_service.runs import web_pages\n", True),
+        ("core/api/app.py", "import judge_service.forge.routes\n", True),
+        ("core/worker/x.py", "from judge_service import wire, domain\n", False),
+        ("core/worker/x.py", "from judge_service.core.features import load\n", False),
+        ("core/worker/x.py", "from judge_service import batching\n", True),
+    ],
+)
+def test_the_core_checker_flags_planted_imports(
+    tmp_path: Path, where: str, source: str, caught: bool
+) -> None:
+    package = plant(tmp_path, where, source)
+    found = core_reaches(package, {package: "judge_service"})
+    assert bool(found) is caught, found
+
+
+def test_every_feature_declares_itself_and_the_app_the_worker_and_the_cli_find_it() -> None:
+    """Each feature package has its declaration in the entry points, so the app, the worker
+    and the CLI compose it; a feature left out would lose its routes, jobs and commands."""
+    from judge_service.core.features import installed, job_kinds
+
+    declared = {feature.name for feature in installed()}
+    assert declared == set(FEATURES) - {"traces"}, declared
+    assert set(job_kinds()) == {"forge", "mining", "world"}
+
 
 #: The package root holds only the entry point and what code outside the service imports: the
 #: wire (trainers), the plugin contracts and the domain models (plugins).

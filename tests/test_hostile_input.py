@@ -13,7 +13,7 @@ from judge_service.core.api.app import create_app
 from judge_service.core.json_depth import MAX_DEPTH
 from judge_service.core.settings import get_settings
 from judge_service.core.storage.db import session_scope
-from judge_service.rubrics.store_review import enqueue_item
+from judge_service.review.store_review import enqueue_item
 from judge_service.wire import DB_INT_MAX
 from tests.conftest import make_key
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-from judge_service.access.store_key_cache import MAX_KEYS, CheckedKeys
 from judge_service.core.api.app import create_app
+from judge_service.core.api.key_cache import MAX_KEYS, CheckedKeys
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.tables import ApiKeyRow
 from tests.conftest import make_key

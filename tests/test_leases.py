@@ -9,12 +9,12 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+from judge_service.core.batch_plan import BatchPlan, JudgeEntry
 from judge_service.core.storage import leases, workers
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.types import utcnow
 from judge_service.domain import Outcome
 from judge_service.scoring import store_batches as batches
-from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from judge_service.scoring.store_results import ScoredSample, save_results
 
 

@@ -14,7 +14,7 @@ from judge_service.core.storage.types import utcnow
 from judge_service.core.worker.lease import Leases
 from judge_service.core.worker.liveness import Liveness
 from judge_service.forge import store as forge_store
-from judge_service.rubrics import store_mining as mining
+from judge_service.review import store_mining as mining
 
 QUIET_S = 10
 

@@ -158,9 +158,9 @@ API_FORBIDDEN = (
     "judge_service.scoring.evaluate",
     "judge_service.audit.host",
     "judge_service.scoring.job",
-    "judge_service.rubrics.job_mining",
+    "judge_service.review.job_mining",
     "judge_service.scoring.job_result_writer",
-    "judge_service.rubrics.job_review_enqueue",
+    "judge_service.review.job_review_enqueue",
     "judge_service.core.worker.inprocess",
     "judge_service.scoring.job_offline",
 )

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from judge_service.domain import Criterion, Finding, Outcome, Rubric, Sample, Verdict
-from judge_service.rubrics.decisions import DecisionError, criterion_id, next_criteria
-from judge_service.rubrics.mining import MiningRollout, mine, pick, refs
-from judge_service.rubrics.mining_prompt import build_messages, proposal_schema
-from judge_service.rubrics.similarity import deduplicate
+from judge_service.review.decisions import DecisionError, criterion_id, next_criteria
+from judge_service.review.mining import MiningRollout, mine, pick, refs
+from judge_service.review.mining_prompt import build_messages, proposal_schema
+from judge_service.review.similarity import deduplicate
 from tests.fakes import Behaviour, fill
 
 RUBRIC = Rubric(

@@ -15,7 +15,7 @@ from judge_service.core.api.app import create_app
 from judge_service.core.settings import get_settings
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.tables import FindingRow, VerdictRow
-from judge_service.rubrics.job_review_enqueue import enqueue_review
+from judge_service.review.job_review_enqueue import enqueue_review
 from tests.fakes import FakeOpenAIServer
 from tests.test_projects import bearer
 from tests.test_review_queue import flagged_batch

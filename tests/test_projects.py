@@ -10,15 +10,15 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from judge_service.access.store_keys import create_key
 from judge_service.core.api.app import create_app
 from judge_service.core.settings import get_settings
 from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.keys import create_key
 from judge_service.core.storage.tables import ApiKeyRow, BatchRow
 from judge_service.forge import store as forge_store
+from judge_service.review.job_review_enqueue import enqueue_review
+from judge_service.review.tables import ReviewItemRow
 from judge_service.rubrics import files as rubric_files
-from judge_service.rubrics.job_review_enqueue import enqueue_review
-from judge_service.rubrics.tables import ReviewItemRow
 from judge_service.scoring.job import known_hack_texts
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import run_cli, service_env

@@ -16,14 +16,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from judge_service.core.api import local_gate
 from judge_service.core.api.app import create_app
 from judge_service.core.settings import get_settings
 from judge_service.core.storage import audit
 from judge_service.core.storage.db import session_scope
+from judge_service.judging import local_gate
 from judge_service.judging.local_build import BuildState
 from judge_service.judging.names import LOCAL_JUDGE_NAME
-from judge_service.rubrics.tables import MiningJobRow
+from judge_service.review.tables import MiningJobRow
 from tests.conftest import make_key
 from tests.fakes import FakeOpenAIServer
 from tests.helpers import Server, Worker, service_env

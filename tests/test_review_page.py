@@ -116,7 +116,7 @@ def stage(tmp_path: Path, migrated_sqlite_url: str) -> Iterator[Stage]:
             http.post("/v1/rewards", json=split, headers=admin).raise_for_status()
             items = http.get("/v1/review?kind=rubric_item", headers=admin).json()["items"]
             item_id = next(i["id"] for i in items if i["rubric"] == "customer-refund")
-        from judge_service.rubrics.job_review_enqueue import enqueue_review
+        from judge_service.review.job_review_enqueue import enqueue_review
 
         enqueue_review(flagged_batch(db, [0.92]), database_url=db)
         assert job["result"]["items"]

@@ -7,15 +7,15 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from judge_service.audit.store_known_hacks import list_known_hacks
 from judge_service.core.api.app import create_app
+from judge_service.core.batch_plan import BatchPlan, JudgeEntry
 from judge_service.core.settings import get_settings
 from judge_service.core.storage import audit
 from judge_service.core.storage.db import session_scope
 from judge_service.domain import Finding, Outcome, Verdict
-from judge_service.rubrics.job_review_enqueue import enqueue_review
-from judge_service.rubrics.store_review import list_known_hacks
+from judge_service.review.job_review_enqueue import enqueue_review
 from judge_service.scoring import store_batches as batches
-from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from judge_service.scoring.store_results import ScoredSample, save_results
 from tests.conftest import make_key
 

@@ -12,11 +12,11 @@ import re
 
 from fastapi.testclient import TestClient
 
+from judge_service.core.batch_plan import BatchPlan, JudgeEntry
 from judge_service.core.storage.db import session_scope
 from judge_service.domain import Finding, Outcome, Verdict
 from judge_service.runs.plots import run_plots
 from judge_service.scoring import store_batches as batches
-from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from judge_service.scoring.store_results import ScoredSample, save_results
 from tests.test_run_page import plots_of, series_points
 

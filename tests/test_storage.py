@@ -7,14 +7,14 @@ import math
 import pytest
 from sqlalchemy import func, select
 
-from judge_service.access.store_keys import create_key, find_key
+from judge_service.core.batch_plan import BatchPlan, JudgeEntry
 from judge_service.core.storage import audit
 from judge_service.core.storage.db import schema_is_current, session_scope
+from judge_service.core.storage.keys import create_key, find_key
 from judge_service.core.storage.tables import ApiKeyRow, ResultRow, VerdictRow
 from judge_service.core.storage.types import AsciiJSON
 from judge_service.domain import Finding, Outcome, Verdict
 from judge_service.scoring import store_batches as batches
-from judge_service.scoring.plan import BatchPlan, JudgeEntry
 from judge_service.scoring.store_results import ScoredSample, as_stored, load_outcomes, save_results
 from tests.helpers import database_at
 

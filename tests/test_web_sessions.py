@@ -16,13 +16,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
-from judge_service.access import store_sessions as web_sessions
 from judge_service.core.api.headers import PAGE_POLICY
 from judge_service.core.settings import Settings
+from judge_service.core.storage import web_sessions
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.tables import ApiKeyRow, WebSessionRow
 from judge_service.core.storage.types import utcnow
-from judge_service.rubrics.job_review_enqueue import enqueue_review
+from judge_service.review.job_review_enqueue import enqueue_review
 from judge_service.rubrics.tables import HumanLabelRow
 from tests.test_review_queue import flagged_batch
 

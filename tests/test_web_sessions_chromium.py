@@ -18,7 +18,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from judge_service.rubrics.job_review_enqueue import enqueue_review
+from judge_service.review.job_review_enqueue import enqueue_review
 from tests.conftest import make_key
 from tests.helpers import Server, service_env
 from tests.test_review_page import ARGS, CHROMIUM

@@ -127,7 +127,7 @@ def test_a_world_is_built_from_a_forge_job_and_reports_its_fidelity(
 
 
 def make_key_in(settings: Settings, project: str) -> str:
-    from judge_service.access.store_keys import create_key
+    from judge_service.core.storage.keys import create_key
 
     with session_scope(settings.database_url) as session:
         return create_key(session=session, role="reviewer", project=project)[1]

@@ -33,7 +33,8 @@ from judge_service.world.episode import (
     start,
     state_of,
 )
-from judge_service.world.user import ReplayUser, closest_turn, run_turns
+from judge_service.world.turns import run_turns
+from judge_service.world.user import ReplayUser, closest_turn
 from judge_service.world.world import World
 from tests.test_world_library import Library, corpus_jsonl
 

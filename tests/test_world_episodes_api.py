@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from judge_service.access.store_keys import create_key
 from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.keys import create_key
 from judge_service.traces.conversation import Trace, content_text, parse_traces
 from judge_service.traces.goals import user_words
 from judge_service.world import store as world_store

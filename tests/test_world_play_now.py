@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from judge_service.access.projects import scope_of
+from judge_service.core.projects import scope_of
 from judge_service.core.storage.db import dispose_engines, session_scope, sqlite_path, upgrade
 from judge_service.world import store_episode_inputs as inputs
 from judge_service.world import store_episodes as store

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from judge_service.core.cli_common import project_name
+from judge_service.core.cli_common import CommandLine, project_name, schema_first
 from judge_service.core.settings import get_settings
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
@@ -29,10 +29,10 @@ def keys_create(
     ] = False,
 ) -> None:
     """Create an API key of a project. The key is printed once, alone on the last line."""
-    from judge_service.access.projects import ALL, DEFAULT
-    from judge_service.access.store_keys import any_key, create_key
+    from judge_service.core.projects import ALL, DEFAULT
     from judge_service.core.storage import audit
     from judge_service.core.storage.db import session_scope
+    from judge_service.core.storage.keys import any_key, create_key
     from judge_service.rubrics.store_seeds import seed_project
 
     if role not in ("trainer", "reviewer", "admin"):
@@ -77,8 +77,8 @@ def keys_list(
     from rich.markup import escape
     from rich.table import Table
 
-    from judge_service.access.store_keys import list_keys
     from judge_service.core.storage.db import session_scope
+    from judge_service.core.storage.keys import list_keys
 
     project = None if project is None else project_name(project)
     settings = get_settings()
@@ -96,9 +96,9 @@ def keys_list(
 @keys_app.command("revoke")
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (`keys list`)")]) -> None:
     """Revoke a key: the API refuses it (within JS_KEY_CACHE_S), and its web sessions end."""
-    from judge_service.access.store_keys import revoke_key
     from judge_service.core.storage import audit
     from judge_service.core.storage.db import session_scope
+    from judge_service.core.storage.keys import revoke_key
 
     settings = get_settings()
     with session_scope(settings.database_url) as session:
@@ -112,3 +112,8 @@ def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (`keys 
                 session=session, actor="cli", action="key.revoke", target=row.id, detail=detail
             )
     typer.echo(f"revoked key {key_id}" if revoked else f"key {key_id} was revoked already")
+
+
+def add_commands(cli: CommandLine) -> None:
+    """This feature's commands on ``judge-service`` (``core.features``)."""
+    cli.add_typer(schema_first(keys_app), name="keys")

@@ -6,12 +6,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from judge_service import wire
-from judge_service.access.projects import ALL, DEFAULT
-from judge_service.access.store_keys import create_key, list_keys, revoke_key
 from judge_service.core.api.deps import AdminKey, ScopeDep, SessionDep
 from judge_service.core.api.error_docs import errors
 from judge_service.core.errors import Forbidden, NotFound, ValidationFailed
+from judge_service.core.projects import ALL, DEFAULT
 from judge_service.core.storage import audit
+from judge_service.core.storage.keys import create_key, list_keys, revoke_key
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.rubrics.store_seeds import seed_project
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from judge_service.access import store_sessions as web_sessions
-from judge_service.access.store_keys import find_key
 from judge_service.core.api.deps import SessionDep
 from judge_service.core.api.web.pages import (
     REVIEWERS,
@@ -24,7 +22,8 @@ from judge_service.core.api.web.pages import (
     viewer,
 )
 from judge_service.core.api.web.session import clear_cookie, csrf_ok, set_cookie
-from judge_service.core.storage import audit
+from judge_service.core.storage import audit, web_sessions
+from judge_service.core.storage.keys import find_key
 
 router = APIRouter(include_in_schema=False)
 

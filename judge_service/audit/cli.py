@@ -17,6 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
+from judge_service.core.cli_common import CommandLine
+
 detectors_app = typer.Typer(
     no_args_is_help=True, help="Reward-hack detectors: train the learned one."
 )
@@ -172,9 +174,9 @@ def audit_command(
 
 def review_rows(settings: Any) -> list[dict[str, Any]]:
     """Reviewed suspected hacks as training rows: confirmed ones label 1, rejected ones 0."""
+    from judge_service.audit.store_known_hacks import list_known_hacks
     from judge_service.core.storage.db import session_scope
     from judge_service.domain import Sample
-    from judge_service.rubrics.store_review import list_known_hacks
 
     rows = []
     with session_scope(settings.database_url) as session:
@@ -295,3 +297,9 @@ def train(
             f"{metrics['cv_auroc']:.4f}  (Brier {metrics['cv_brier']:.4f})"
         )
         typer.echo(f"{head} written to {model.save(target)}")
+
+
+def add_commands(cli: CommandLine) -> None:
+    """This feature's commands on ``judge-service`` (``core.features``)."""
+    cli.add_typer(detectors_app, name="detectors")
+    cli.command("audit")(audit_command)

@@ -61,7 +61,7 @@ def hindsight_models(requested: list[Any] | None, *, settings: Settings) -> list
 
 
 class AuditPlan(TypedDict):
-    """The audit fields of a :class:`~judge_service.scoring.plan.BatchPlan`, as its keywords."""
+    """The audit fields of a :class:`~judge_service.core.batch_plan.BatchPlan`, as its keywords."""
 
     detectors: list[str]
     hindsight: list[dict] | None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -83,10 +84,17 @@ def schema_checked(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def project_name(value: str) -> str:
     """``value`` when it is a project name; else the usage error of ``--project``."""
-    from judge_service.access.projects import check_name
     from judge_service.core.errors import ValidationFailed
+    from judge_service.core.projects import check_name
 
     try:
         return check_name(value)
     except ValidationFailed as exc:
         raise typer.BadParameter(exc.message, param_hint="--project") from exc
+
+
+def configure_logging(level: str) -> None:
+    """Log lines with time, level and logger to stderr, from ``level`` up."""
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )

@@ -111,7 +111,8 @@ class Registry:
         for kind in GROUPS:
             for name, entry in sorted(self._group(kind).items()):
                 dist, version = _distribution(entry)
-                error, abilities = None, ()
+                error: str | None = None
+                abilities: tuple[str, ...] = ()
                 try:
                     abilities = self.abilities(kind, name)
                 except PluginError as exc:

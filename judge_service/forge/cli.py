@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ValidationError
 
-from judge_service.core.cli_common import project_name
+from judge_service.core.cli_common import CommandLine, project_name, schema_first
 from judge_service.core.settings import Settings, get_settings
 
 forge_app = typer.Typer(no_args_is_help=True, help="Tasks from production traces and documents.")
@@ -273,3 +273,8 @@ def export(
             )
     out.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     typer.echo(f"{len(records)} tasks written to {out}")
+
+
+def add_commands(cli: CommandLine) -> None:
+    """This feature's commands on ``judge-service`` (``core.features``)."""
+    cli.add_typer(schema_first(forge_app), name="forge")

@@ -1,7 +1,7 @@
 """After a forge job: one review item per task family, and rubric mining on failed families.
 
 Failed-looking traces are where rubric items come from first: each family with failed traces
-is mined (the existing :func:`judge_service.rubrics.mining.mine`) with its failed traces as the
+is mined (the existing :func:`judge_service.review.mining.mine`) with its failed traces as the
 failures and its good ones as contrast, and the proposals join the review queue.
 """
 
@@ -17,11 +17,11 @@ from judge_service.core.settings import Settings
 from judge_service.domain import Outcome, Sample
 from judge_service.forge.tables import ForgeJobRow, TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceFamily
+from judge_service.review import store_review as review
+from judge_service.review.client_mining import mine_with_model
+from judge_service.review.evidence import rollout_evidence
+from judge_service.review.mining import MiningRollout
 from judge_service.rubrics import store as rubrics
-from judge_service.rubrics import store_review as review
-from judge_service.rubrics.client_mining import mine_with_model
-from judge_service.rubrics.evidence import rollout_evidence
-from judge_service.rubrics.mining import MiningRollout
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ from judge_service.core.api.worker_gate import WorkerAlive
 from judge_service.core.errors import NotFound, ValidationFailed
 from judge_service.core.settings import Settings
 from judge_service.core.storage import audit
-from judge_service.core.worker.task_names import FORGE_TASK
 from judge_service.forge import store as forge_store
 from judge_service.forge import wire as forge_wire
 from judge_service.forge.documents import parse_documents
+from judge_service.forge.feature import FORGE_TASK
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
 from judge_service.judging.endpoints import check_spec, check_specs
 from judge_service.traces.conversation import read_traces

@@ -140,6 +140,14 @@ def decide_family(*, session: Session, family_id: str, decision: str) -> str | N
     return status
 
 
+def decide_family_item(*, session: Session, payload: dict[str, Any], decision: str) -> str | None:
+    """A reviewer's decision on a ``task_family`` review item (``Feature.review_decisions``):
+    approved, its tasks export; rejected, it is retired. The outcome, or None."""
+    family_id = str(payload.get("family_id"))
+    status = decide_family(session=session, family_id=family_id, decision=decision)
+    return f"task_family:{family_id}:{status}" if status else None
+
+
 def list_tasks(
     *,
     session: Session,

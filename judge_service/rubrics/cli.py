@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from judge_service.core.cli_common import project_name
+from judge_service.core.cli_common import CommandLine, project_name, schema_first
 from judge_service.core.settings import get_settings
 
 rubrics_app = typer.Typer(no_args_is_help=True, help="Rubrics: versioned yes/no checklists.")
@@ -79,3 +79,8 @@ def show_rubric(
             raise typer.Exit(1)
         body = rubrics.to_domain(row).model_dump(mode="json")
     typer.echo(json.dumps({"ref": f"{body['name']}@{body['version']}", **body}, indent=2))
+
+
+def add_commands(cli: CommandLine) -> None:
+    """This feature's commands on ``judge-service`` (``core.features``)."""
+    cli.add_typer(schema_first(rubrics_app), name="rubrics")

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from judge_service.access.store_keys import key_projects
 from judge_service.core.storage import audit
 from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.keys import key_projects
 from judge_service.rubrics import store as rubrics
 from judge_service.rubrics.files import RubricFile, load
 

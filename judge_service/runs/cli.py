@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from judge_service.core.cli_common import project_name
+from judge_service.core.cli_common import CommandLine, project_name, schema_checked
 from judge_service.core.settings import get_settings
 
 
@@ -42,3 +42,8 @@ def report_command(
         raise typer.Exit(2)
     out.write_text(html, encoding="utf-8")
     typer.echo(f"wrote {out} ({len(html) // 1024} KB)")
+
+
+def add_commands(cli: CommandLine) -> None:
+    """This feature's commands on ``judge-service`` (``core.features``)."""
+    cli.command("report")(schema_checked(report_command))

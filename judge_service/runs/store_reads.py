@@ -13,7 +13,8 @@ from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import Session
 
 from judge_service.core.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
-from judge_service.rubrics.tables import HumanLabelRow, ReviewItemRow
+from judge_service.review.tables import ReviewItemRow
+from judge_service.rubrics.tables import HumanLabelRow
 
 
 @dataclass(frozen=True)

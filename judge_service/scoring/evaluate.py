@@ -33,7 +33,7 @@ RunStats = dict[str, str | int | float | None]
 @dataclass(frozen=True)
 class Scoring:
     """The live parts that score a batch besides its samples: the panel, detectors and
-    policy built from its stored :class:`~judge_service.scoring.plan.BatchPlan`, and the
+    policy built from its stored :class:`~judge_service.core.batch_plan.BatchPlan`, and the
     deadline. Built by the worker (and ``judge-service score``), never stored."""
 
     panel: Panel

@@ -17,7 +17,9 @@ from datetime import datetime
 
 from judge_service.audit.detectors import build_detectors
 from judge_service.audit.host import POLICIES
+from judge_service.audit.store_known_hacks import list_known_hacks
 from judge_service.core import metrics
+from judge_service.core.batch_plan import BatchPlan
 from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
@@ -29,11 +31,9 @@ from judge_service.judging.client import ModelClient, get_client
 from judge_service.judging.endpoints import resolve_specs
 from judge_service.judging.local_model import LocalModelUnavailable, local_judge
 from judge_service.judging.panels import build_panel
-from judge_service.rubrics.store_review import list_known_hacks
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.evaluate import RunStats, Scoring, batch_stats, evaluate_batch
 from judge_service.scoring.job_result_writer import ResultWriter
-from judge_service.scoring.plan import BatchPlan
 from judge_service.wire import FailureKind
 
 log = logging.getLogger(__name__)
@@ -224,7 +224,7 @@ def score_batch(
 
     ``after_scored(batch_id)`` runs once this call has scored the batch, before
     ``on_done(batch_id)``, which also runs for a batch found done. The workers pass the review
-    queue's :func:`~judge_service.rubrics.job_review_enqueue.review_after_batch` (the queue
+    queue's :func:`~judge_service.review.job_review_enqueue.review_after_batch` (the queue
     wires it in: a feature's job does not call another's). ``interrupts`` can
     cancel the scoring (the embedded executor stops): asyncio.CancelledError is raised
     here, once the outcomes that were ready are stored.

@@ -27,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from judge_service import wire
 from judge_service.audit.detectors import audit_plan
 from judge_service.audit.host import FLAG_THRESHOLD
+from judge_service.core.batch_plan import BatchPlan
 from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import schema_is_current
@@ -36,7 +37,6 @@ from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.judging.panels import default_panel, normalise_spec
 from judge_service.scoring.evaluate import Scoring, batch_stats, evaluate_batch
 from judge_service.scoring.job import build_scoring, known_hack_texts
-from judge_service.scoring.plan import BatchPlan
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from pydantic import JsonValue
 from sqlalchemy import Row, Table, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from judge_service.core.batch_plan import BatchPlan
 from judge_service.core.storage.tables import BatchRow, ResultRow, SampleRow
 from judge_service.core.storage.types import utcnow
-from judge_service.scoring.plan import BatchPlan
 
 
 def create_batch(
@@ -75,11 +75,6 @@ def get_batch(*, session: Session, batch_id: str, for_update: bool = False) -> B
 
 def find_by_idempotency_key(*, session: Session, key: str) -> BatchRow | None:
     return session.scalars(select(BatchRow).where(BatchRow.idempotency_key == key)).first()
-
-
-def status_of(*, session: Session, batch_id: str) -> str | None:
-    """The batch's status (None when there is no such batch), without loading the row."""
-    return session.scalar(select(BatchRow.status).where(BatchRow.id == batch_id))
 
 
 def unscored_samples(*, session: Session, batch_id: str) -> list[Row[int, int, dict[str, Any]]]:

@@ -6,6 +6,7 @@ Resolved when the batch is accepted and frozen into its plan, so the batch score
 
 from __future__ import annotations
 
+from judge_service.core.batch_plan import CalibrationMap
 from judge_service.core.errors import UnknownRubric
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
@@ -13,7 +14,6 @@ from judge_service.domain import Rubric
 from judge_service.judging.agreement import calibration_map
 from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_labels as labels
-from judge_service.scoring.plan import CalibrationMap
 
 
 def resolve_rubric(ref: str, *, settings: Settings, project: str) -> Rubric:

@@ -16,9 +16,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from judge_service import wire
-from judge_service.access.projects import Scope
 from judge_service.audit.detectors import audit_plan
 from judge_service.contracts import UsesLLM
+from judge_service.core.batch_plan import BatchPlan
 from judge_service.core.errors import (
     Conflict,
     DuplicateSampleIds,
@@ -26,6 +26,7 @@ from judge_service.core.errors import (
     RubricNotApplicable,
     ValidationFailed,
 )
+from judge_service.core.projects import Scope
 from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings
 from judge_service.core.storage import audit
@@ -37,7 +38,6 @@ from judge_service.judging.names import LOCAL_JUDGE_NAME
 from judge_service.judging.panels import build_panel, default_panel, normalise_spec
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring import web_answers as answers
-from judge_service.scoring.plan import BatchPlan
 from judge_service.scoring.store_plan import calibration_maps, resolve_rubric
 from judge_service.scoring.store_results import load_outcomes
 

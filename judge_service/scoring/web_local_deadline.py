@@ -9,9 +9,9 @@ a mystery.
 from __future__ import annotations
 
 from judge_service import wire
+from judge_service.core.batch_plan import BatchPlan
 from judge_service.core.settings import Settings
 from judge_service.judging.names import LOCAL_JUDGE_NAME, LOCAL_JUDGE_SAMPLES_PER_S
-from judge_service.scoring.plan import BatchPlan
 from judge_service.scoring.web_batching import batch_timeout_s
 
 

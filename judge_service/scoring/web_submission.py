@@ -13,26 +13,25 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Protocol
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
 from judge_service import wire
-from judge_service.access.projects import Scope
 from judge_service.core import metrics
 from judge_service.core.api.enqueue import submit_or_undo
-from judge_service.core.api.local_gate import require_local_judge
 from judge_service.core.api.shutdown import Shutdown
-from judge_service.core.registry import Registry
-from judge_service.core.settings import Settings
+from judge_service.core.api.state import ServiceState
+from judge_service.core.batch_plan import BatchPlan
+from judge_service.core.projects import Scope
 from judge_service.core.storage.db import session_scope
-from judge_service.core.storage.expiry import expire_batch
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.core.storage.types import utcnow
 from judge_service.core.worker.dispatch import Dispatcher
+from judge_service.judging.local_gate import require_local_judge
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring import web_batching as batching
-from judge_service.scoring.plan import BatchPlan
+from judge_service.scoring.store_expiry import expire_batch
 from judge_service.scoring.web_answers import DoneAnswer
 from judge_service.scoring.web_local_deadline import local_judge_warnings
 
@@ -40,15 +39,6 @@ from judge_service.scoring.web_local_deadline import local_judge_warnings
 DEADLINE_GRACE = timedelta(seconds=0.5)
 
 Answer = wire.RewardResponse | DoneAnswer  # a batch not done yet, or done
-
-
-class ServiceState(Protocol):
-    """What a submission reads of the app's ``state`` (set up by ``core.api.app``)."""
-
-    settings: Settings
-    registry: Registry
-    dispatcher: Dispatcher
-    shutdown: Shutdown
 
 
 def read(url: str, batch_id: str, scope: Scope, compact: bool = False) -> Answer:
@@ -153,3 +143,9 @@ async def _resolve_plan(
     return batching.resolve_plan(
         body, settings=state.settings, registry=state.registry, project=project
     )
+
+
+def attach(app: Any, settings: object) -> None:
+    """The one submission path, for the features that score besides ``/v1/rewards``
+    (episodes): ``app.state.submit_rewards``."""
+    app.state.submit_rewards = submit_and_wait

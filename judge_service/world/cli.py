@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from judge_service.core.cli_common import project_name
+from judge_service.core.cli_common import CommandLine, project_name, schema_first
 from judge_service.core.settings import get_settings
 
 world_app = typer.Typer(no_args_is_help=True, help="Worlds simulated from production traces.")
@@ -164,3 +164,8 @@ def list_worlds(
                 f"{row.id}  {row.status:8} {row.name}  traces={counts.get('traces', '-')} "
                 f"held_out={counts.get('held_out_runs', '-')} exact={exact}"
             )
+
+
+def add_commands(cli: CommandLine) -> None:
+    """This feature's commands on ``judge-service`` (``core.features``)."""
+    cli.add_typer(schema_first(world_app), name="world")

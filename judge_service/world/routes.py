@@ -18,11 +18,11 @@ from judge_service.core.api.error_docs import errors
 from judge_service.core.api.worker_gate import WorkerAlive
 from judge_service.core.errors import NotFound, ValidationFailed
 from judge_service.core.storage import audit
-from judge_service.core.worker.task_names import WORLD_TASK
 from judge_service.judging.endpoints import check_spec
 from judge_service.wire import DbInt
 from judge_service.world import store as world_store
 from judge_service.world import wire as world_wire
+from judge_service.world.feature import WORLD_TASK
 from judge_service.world.tables import WorldRow
 
 router = APIRouter(prefix="/v1", tags=["worlds"])

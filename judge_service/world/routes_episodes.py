@@ -19,17 +19,17 @@ import logging
 from typing import Any
 
 import pydantic_core
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 
 from judge_service import wire
-from judge_service.access.projects import Scope
 from judge_service.core.api.body import ParsedBodyRoute
 from judge_service.core.api.deps import SessionDep, TrainerInScope
 from judge_service.core.api.error_docs import errors
 from judge_service.core.api.lean import LeanRoute
 from judge_service.core.api.threads import on_thread
 from judge_service.core.errors import JudgeServiceError, ValidationFailed
+from judge_service.core.projects import Scope
 from judge_service.core.storage.db import get_engine
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.core.storage.types import ascii_json
@@ -228,7 +228,7 @@ async def get_episode(episode_id: str, request: Request, caller: TrainerInScope)
     return await on_thread(detail, request.app.state, episode_id, caller.scope)
 
 
-def add_hot_routes(app_router: APIRouter) -> None:
+def attach(app: FastAPI, settings: object) -> None:
     """An episode's step and read on the app's own router, before any router is included:
     FastAPI matches an included router's route through a wrapper that matches it twice and
     tries every router before it (~1/10 of a step's CPU). Arguments bound by ``api.lean``,
@@ -237,7 +237,7 @@ def add_hot_routes(app_router: APIRouter) -> None:
         ("/v1/episodes/{episode_id}/step", step, "POST", ew.StepAnswer, (404, 409)),
         ("/v1/episodes/{episode_id}", get_episode, "GET", ew.EpisodeDetail, (404,)),
     ):
-        app_router.add_api_route(
+        app.router.add_api_route(
             path,
             endpoint,
             methods=[method],

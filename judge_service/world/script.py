@@ -16,7 +16,7 @@ from judge_service.traces.conversation import Trace, content_text
 from judge_service.traces.entities import canonical
 from judge_service.traces.goals import goals, user_words
 from judge_service.world.actions import tool_schemas
-from judge_service.world.user import closest, run_turns
+from judge_service.world.turns import closest, run_turns
 
 
 class Script(BaseModel):

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from judge_service.access.projects import Scope
 from judge_service.core.errors import Conflict, NotFound, ValidationFailed
+from judge_service.core.projects import Scope
 from judge_service.core.storage.db import session_scope
 from judge_service.forge import store as forge_store
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow

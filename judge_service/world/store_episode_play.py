@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 
-from judge_service.access.projects import Scope
 from judge_service.core.errors import Conflict, NotFound
+from judge_service.core.projects import Scope
 from judge_service.core.storage.db import get_engine
 from judge_service.traces.conversation import content_text
 from judge_service.world import store_episode_inputs as inputs

@@ -33,9 +33,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from judge_service import wire
-from judge_service.access.projects import Scope, scope_of
 from judge_service.audit.detectors import resolve_detectors
 from judge_service.core.api.worker_gate import check_worker
+from judge_service.core.projects import Scope, scope_of
 from judge_service.domain import WORLD_VERDICT
 
 JUDGE = "world_end_state"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
@@ -14,37 +14,22 @@ from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from judge_service.access import routes as keys
-from judge_service.access import web_sign_in as sign_in
-from judge_service.access.store_key_cache import CheckedKeys
 from judge_service.core.api.body import BodyGuard
 from judge_service.core.api.deadline import RequestDeadline
 from judge_service.core.api.docs import add_docs
 from judge_service.core.api.error_docs import document_errors
 from judge_service.core.api.headers import SecurityHeaders
-from judge_service.core.api.local_gate import start_build, stop_build
+from judge_service.core.api.key_cache import CheckedKeys
 from judge_service.core.api.outage import database_error
 from judge_service.core.api.params import plain_params
 from judge_service.core.api.routes import health
 from judge_service.core.api.shutdown import Shutdown
 from judge_service.core.api.startup import DatabaseStartup
 from judge_service.core.errors import JudgeServiceError
+from judge_service.core.features import Feature, each, installed, load
 from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings, get_settings
 from judge_service.core.worker.dispatch import Dispatcher, make_dispatcher
-from judge_service.forge import routes as forge_routes
-from judge_service.rubrics import routes as rubrics
-from judge_service.rubrics import routes_review as review
-from judge_service.rubrics import web_review_page as review_page
-from judge_service.runs import routes as runs
-from judge_service.runs import routes_judges as judges
-from judge_service.runs import web_pages as run_pages
-from judge_service.scoring import routes as rewards
-from judge_service.scoring import routes_openrlhf as openrlhf
-from judge_service.scoring.web_submission import submit_and_wait
-from judge_service.world import routes as world_routes
-from judge_service.world import routes_episodes as episode_routes
-from judge_service.world import routes_verify as verify_routes
 
 log = logging.getLogger(__name__)
 
@@ -125,10 +110,13 @@ def create_app(
     registry: Registry | None = None,
     dispatcher: Dispatcher | None = None,
     migrate: Callable[[], object] | None = None,
+    features: Sequence[Feature] | None = None,
 ) -> FastAPI:
-    """The service's ASGI app. The dispatcher (in-process or Celery) starts with the app,
-    after ``migrate`` (``serve``'s `db upgrade`); both wait for a database that is down."""
+    """The service's ASGI app, made of the installed features (``core.features``). The
+    dispatcher (in-process or Celery) starts with the app, after ``migrate`` (``serve``'s
+    `db upgrade`); both wait for a database that is down."""
     plugins = registry or Registry()
+    features = tuple(features or installed())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -141,11 +129,13 @@ def create_app(
         )
         app.state.startup = startup
         startup.run()
-        start_build(settings)  # llama-server for the local judge, once, in the background
+        for start in each("on_start", features):  # the local judge's build, in the background
+            start(settings)
         try:
             yield
         finally:
-            stop_build(settings)
+            for stop in each("on_stop", features):
+                stop(settings)
             startup.stop()
             app.state.dispatcher.close()
 
@@ -164,10 +154,9 @@ def create_app(
     add_docs(app)
     app.state.settings = settings
     app.state.registry = plugins
-    app.state.checked_keys = CheckedKeys(settings.key_cache_s)
+    app.state.features = features
+    app.state.checked_keys = CheckedKeys(settings.key_cache_s)  # read by ``api.deps``
     app.state.shutdown = Shutdown(settings.shutdown_grace_s)  # driven by ``api.server``
-    # the one submission path, for the features that score besides /v1/rewards (episodes)
-    app.state.submit_rewards = submit_and_wait
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(ValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(JudgeServiceError, _service_error)  # type: ignore[arg-type]
@@ -179,29 +168,13 @@ def create_app(
     )
     app.add_middleware(RequestDeadline, timeout_s=settings.request_timeout_s)
     app.add_middleware(SecurityHeaders)  # outermost: the guard's own answers get it too
+    for setup in each("setup_app", features):  # what the routes find on the app
+        setup(app, settings)
     # Routes are tried in this order, one by one, on every request: the hot paths first (a
     # GRPO step's rewards, an episode's steps).
-    routers = [
-        module.router
-        for module in (
-            health,
-            rewards,
-            episode_routes,
-            keys,
-            openrlhf,
-            rubrics,
-            review,
-            judges,
-            runs,
-            review_page,
-            sign_in,
-            run_pages,
-            forge_routes,
-            world_routes,
-            verify_routes,
-        )
-    ]
-    episode_routes.add_hot_routes(app.router)
+    hot = [load(router) for feature in features for router in feature.hot_routers]
+    rest = [load(router) for feature in features for router in feature.routers]
+    routers = [health.router, *hot, *rest]
     for router in routers:
         app.include_router(router)
     document_errors(app, [app.router, *routers])

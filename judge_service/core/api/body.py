@@ -168,11 +168,11 @@ class BodyGuard:
             await _send_error(send, error)
             return
         except TimeoutError:
-            error = RequestTimeout(
+            late = RequestTimeout(
                 f"the body was not received within {self.timeout_s:g} s (JS_BODY_TIMEOUT_S)",
                 detail={"timeout_s": self.timeout_s},
             )
-            await _send_error(send, error, close=True)
+            await _send_error(send, late, close=True)
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         is_json = content_type == b"application/json" or content_type.endswith(b"+json")

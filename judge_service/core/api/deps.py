@@ -10,12 +10,12 @@ from fastapi import Depends, Query, Request
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from judge_service.access.projects import Scope, scope_of
-from judge_service.access.store_keys import find_key
 from judge_service.core.api.web.session import COOKIE
 from judge_service.core.errors import Forbidden, Unauthorized
+from judge_service.core.projects import Scope, scope_of
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_factory, session_scope
+from judge_service.core.storage.keys import find_key
 from judge_service.core.storage.tables import ApiKeyRow
 
 
@@ -92,7 +92,7 @@ def _check_role(key: ApiKeyRow, roles: tuple[str, ...]) -> None:
         )
 
 
-def require(*roles: str) -> Callable[..., ApiKeyRow]:
+def require(*roles: str) -> Callable[..., Awaitable[ApiKeyRow]]:
     """A dependency admitting only keys with one of ``roles`` (403 otherwise)."""
 
     async def check(key: Annotated[ApiKeyRow, Depends(current_key)]) -> ApiKeyRow:

@@ -80,7 +80,7 @@ def route_errors(route: APIRoute) -> set[int]:
         codes.add(503)
     if _has_params(route.dependant):
         codes.add(422)
-    if route.methods & BODY_METHODS:
+    if (route.methods or set()) & BODY_METHODS:
         codes |= {408, 413}
         if (
             route.body_field is not None
@@ -102,7 +102,7 @@ def _add_errors(routes: list[APIRoute], schema: dict[str, Any]) -> None:
     for route in routes:
         if not route.include_in_schema:
             continue
-        for method in route.methods:
+        for method in route.methods or ():
             operation = schema["paths"].get(route.path_format, {}).get(method.lower())
             if operation is None:
                 continue

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 #: Once every client is answered, how long uvicorn waits for the last requests (a read, a
 #: 503) to finish before it cancels them.
-CLOSE_S = 5.0
+CLOSE_S = 5
 
 
 class StoppingServer(uvicorn.Server):

@@ -8,17 +8,18 @@ client (the trainer bridge retries 503) should come back instead.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 
+from judge_service.core.api.state import ServiceState
 from judge_service.core.errors import NoWorker, ShuttingDown
 
 #: Seconds a client is asked to wait: about a worker's start-up, a few heartbeats.
 RETRY_AFTER_S = 5
 
 
-async def check_worker(state: Any) -> None:
+async def check_worker(state: ServiceState) -> None:
     """Raise 503 ``shutting_down`` while the service stops, ``no_worker`` when no worker
     heartbeat is newer than ``JS_WORKER_GRACE_S`` (``state``: the app's)."""
     if state.shutdown.draining:

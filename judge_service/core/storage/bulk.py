@@ -74,8 +74,8 @@ def insert_rows(
     connection = session.connection()
     sql, reorder = _statement(connection.dialect, table, columns)
     if connection.dialect.name == "sqlite":  # multi-row VALUES: one step, not one per row
-        for statement, parameters in _pages(sql, _values_group(columns), rows, reorder):
-            connection.exec_driver_sql(statement, parameters)
+        for statement, page in _pages(sql, _values_group(columns), rows, reorder):
+            connection.exec_driver_sql(statement, page)
         return
     if connection.dialect.positional:
         parameters: list[Any] = list(rows) if reorder is None else [reorder(r) for r in rows]

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from judge_service.core.storage.types import utcnow
+from judge_service.core.storage.types import rows_changed, utcnow
 
 
 def start_job_row(*, session: Session, table: Any, job_id: str) -> bool:
@@ -23,4 +23,4 @@ def start_job_row(*, session: Session, table: Any, job_id: str) -> bool:
         .where(table.id == job_id, table.status.in_(("queued", "running")))
         .values(status="running", started_at=utcnow())
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return rows_changed(result) == 1

@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from judge_service.core.storage.tables import BatchRow
-from judge_service.core.storage.types import utcnow
+from judge_service.core.storage.types import rows_changed, utcnow
 
 Taken = Literal["taken", "done", "leased", "missing"]
 UNFINISHED = ("queued", "running")
@@ -40,7 +40,7 @@ def take(
         .values(lease_owner=owner, lease_until=now + timedelta(seconds=lease_s))
         .execution_options(synchronize_session=False)
     )
-    if session.execute(statement).rowcount == 1:
+    if rows_changed(session.execute(statement)) == 1:
         return "taken"
     status = session.scalar(select(BatchRow.status).where(BatchRow.id == batch_id))
     if status is None:
@@ -110,7 +110,7 @@ def hand_back(
         .values(lease_owner=None, lease_until=None, dispatched_at=now - timedelta(seconds=quiet_s))
         .execution_options(synchronize_session=False)
     )
-    return session.execute(statement).rowcount
+    return rows_changed(session.execute(statement))
 
 
 class Stale(NamedTuple):
@@ -157,7 +157,7 @@ def claim_redispatch(
         .values(dispatched_at=now)
         .execution_options(synchronize_session=False)
     )
-    return session.execute(statement).rowcount == 1
+    return rows_changed(session.execute(statement)) == 1
 
 
 def holder(*, session: Session, batch_id: str) -> tuple[str | None, datetime | None]:

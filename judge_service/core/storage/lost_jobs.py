@@ -14,27 +14,30 @@ one write at the end).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
-from judge_service.core.storage.types import utcnow
-from judge_service.forge.tables import ForgeJobRow
-from judge_service.rubrics.tables import MiningJobRow
-from judge_service.world.tables import WorldRow
+from judge_service.core.features import job_kinds, load
+from judge_service.core.storage.types import rows_changed, utcnow
 
-JobKind = Literal["mining", "forge", "world"]
 JobStatus = Literal["queued", "running"]
 #: What a worker behind a broker treats as lost: the broker redelivers ``running`` jobs.
 QUEUED: tuple[JobStatus, ...] = ("queued",)
-JobTable = type[MiningJobRow] | type[ForgeJobRow] | type[WorldRow]
-_TABLES: dict[JobKind, JobTable] = {"mining": MiningJobRow, "forge": ForgeJobRow, "world": WorldRow}
+#: A job table: any mapped class with ``id``, ``status``, ``created_at``, ``dispatched_at``.
+JobTable = Any
 
 
 class LostJob(NamedTuple):
-    kind: JobKind
+    #: The job kind's name (``core.features.JobKind.name``).
+    kind: str
     id: str
+
+
+def _tables() -> dict[str, JobTable]:
+    """Each registered job kind's table, by kind."""
+    return {name: load(kind.table) for name, kind in job_kinds().items()}
 
 
 def _lost(
@@ -60,7 +63,7 @@ def lost_jobs(
     oldest first within each kind."""
     now = now or utcnow()
     found: list[LostJob] = []
-    for kind, table in _TABLES.items():
+    for kind, table in _tables().items():
         query = (
             select(table.id)
             .where(*_lost(table, now, quiet_s, statuses))
@@ -82,11 +85,11 @@ def claim_redispatch(
     """Record that the caller re-sends the job's task now; False when it need not (a worker
     started it, or another sweeper re-sent it first). One winner per ``quiet_s``."""
     now = now or utcnow()
-    table = _TABLES[job.kind]
+    table = _tables()[job.kind]
     statement = (
         update(table)
         .where(table.id == job.id, *_lost(table, now, quiet_s, statuses))
         .values(dispatched_at=now)
         .execution_options(synchronize_session=False)
     )
-    return session.execute(statement).rowcount == 1  # type: ignore[attr-defined]
+    return rows_changed(session.execute(statement)) == 1

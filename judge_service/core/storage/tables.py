@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from judge_service.core.batch_plan import BatchPlan
 from judge_service.core.storage.types import AsciiJSON, UTCDateTime, utcnow
-from judge_service.scoring.plan import BatchPlan
 
 
 class Base(DeclarativeBase):

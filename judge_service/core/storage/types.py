@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pydantic_core
-from sqlalchemy import DateTime, Text
+from sqlalchemy import CursorResult, DateTime, Result, Text
 from sqlalchemy.types import TypeDecorator
 
 
@@ -79,3 +79,9 @@ def safe_text(value: str | None, limit: int | None = None) -> str | None:
         return None
     clean = value.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
     return clean if limit is None else clean[:limit]
+
+
+def rows_changed(result: Result[Any]) -> int:
+    """How many rows an UPDATE or DELETE changed. ``Session.execute`` is typed as returning a
+    ``Result``; for these statements it is a ``CursorResult``, which has the count."""
+    return cast(CursorResult[Any], result).rowcount

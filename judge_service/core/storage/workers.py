@@ -12,7 +12,7 @@ from typing import NamedTuple
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from judge_service.core.storage.types import utcnow
+from judge_service.core.storage.types import rows_changed, utcnow
 from judge_service.core.storage.upsert import insert_or_ignore
 from judge_service.core.storage.worker_tables import WorkerRow
 
@@ -39,12 +39,14 @@ def beat(
 ) -> None:
     """Record that the worker is alive now, scoring ``busy`` tasks."""
     now = now or utcnow()
-    updated = session.execute(
-        update(WorkerRow)
-        .where(WorkerRow.id == worker_id)
-        .values(seen_at=now, busy=busy, stopped_at=None)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    updated = rows_changed(
+        session.execute(
+            update(WorkerRow)
+            .where(WorkerRow.id == worker_id)
+            .values(seen_at=now, busy=busy, stopped_at=None)
+            .execution_options(synchronize_session=False)
+        )
+    )
     if not updated:
         values = {"id": worker_id, "hostname": hostname, "pid": pid, "busy": busy}
         insert_or_ignore(session, WorkerRow, {**values, "started_at": now, "seen_at": now}, ["id"])
@@ -87,4 +89,4 @@ def newest_beat(*, session: Session) -> datetime | None:
 def forget_older_than(*, session: Session, age_s: float, now: datetime | None = None) -> int:
     """Delete rows of workers gone for ``age_s`` seconds (each restart adds a row)."""
     before = (now or utcnow()) - timedelta(seconds=age_s)
-    return session.execute(delete(WorkerRow).where(WorkerRow.seen_at < before)).rowcount
+    return rows_changed(session.execute(delete(WorkerRow).where(WorkerRow.seen_at < before)))

@@ -7,16 +7,19 @@ dispatcher chooser loads the embedded executor, never the reverse.
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from judge_service.core.storage import workers
 from judge_service.core.storage.db import session_scope
+from judge_service.core.storage.tables import BatchRow
 from judge_service.core.storage.workers import WorkerSeen
-from judge_service.scoring import store_batches as batches
 
 
 def batch_done(database_url: str, batch_id: str) -> bool:
     """True when the batch is done in the database (the one source of truth)."""
     with session_scope(database_url) as session:
-        return batches.status_of(session=session, batch_id=batch_id) == "done"
+        status = session.scalar(select(BatchRow.status).where(BatchRow.id == batch_id))
+        return status == "done"
 
 
 def live_workers(database_url: str, within_s: float) -> list[WorkerSeen]:

@@ -13,20 +13,16 @@ what keeps it alive; its docstring has the cause).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 from celery import Celery
 
+from judge_service.core import features
 from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings
 from judge_service.core.worker.broker_transport import TRANSPORT
-from judge_service.core.worker.task_names import (
-    FORGE_TASK,
-    JOB_TASKS,
-    MINE_TASK,
-    SCORE_TASK,
-    WORLD_TASK,
-)
+from judge_service.core.worker.task_names import SCORE_TASK
 
 QUEUE = "judge_service"
 
@@ -75,33 +71,32 @@ def send_score(app: Celery, batch_id: str) -> None:
 
 
 def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int = 1) -> Celery:
-    """The Celery app with the scoring, mining, forge and world tasks (what
+    """The Celery app with the scoring task and every feature's job tasks (what
     ``judge-service worker`` runs).
 
-    The tasks are imported here, not at the top: the API sends them by name and
-    never loads the pipeline. The forge's, mining's and worlds' jobs are imported when one
-    runs: they bring scikit-learn (~2 s of CPU), which a worker that only scores never needs."""
+    The tasks' functions are imported here or when a job runs, not at the top: the API
+    sends them by name and never loads the pipeline, and a worker that only scores never
+    imports the forge's scikit-learn (~2 s of CPU)."""
     from judge_service.core.worker.lease import score_leased
     from judge_service.core.worker.process import connect_worker_process
-    from judge_service.judging.client import get_client
-    from judge_service.rubrics.job_review_enqueue import review_after_batch
-    from judge_service.scoring.job import score_batch
 
     app = make_celery(settings)
     # Prefetch: a process fetches only when it has a free slot (Redis; with the multiplier
     # of 1 a worker holds at most one unacknowledged message per process anyway).
     app.conf.worker_disable_prefetch = True
+    kinds = features.job_kinds()
     # prefork: one batch per process; threads: ``concurrency`` per process
     process = connect_worker_process(
         settings,
         send=lambda batch_id: send_score(app, batch_id),
         slots=concurrency if pool == "threads" else 1,
         per_child=pool == "prefork",
-        send_job=lambda kind, job_id: app.send_task(JOB_TASKS[kind], args=[job_id], retry=True),
+        send_job=lambda kind, job_id: app.send_task(kinds[kind].task, args=[job_id], retry=True),
     )
     registry = Registry()
-    after_scored = review_after_batch(settings)
-    get_client(settings)  # before the fork and the first deadline (litellm's import, if used)
+    score_batch = features.the_one("score_batch")
+    after_scored = features.after_batch(settings)
+    features.prepare_worker(settings)  # before the fork and the first deadline
 
     @app.task(name=SCORE_TASK)
     def score_batch_task(batch_id: str) -> str:
@@ -113,22 +108,16 @@ def make_worker(settings: Settings, *, pool: str = "prefork", concurrency: int =
             ),
         )
 
-    @app.task(name=MINE_TASK)
-    def mine_rubric_task(job_id: str) -> str:
-        from judge_service.rubrics.job_mining import mine_rubric
-
-        return mine_rubric(job_id, settings=settings)
-
-    @app.task(name=FORGE_TASK)
-    def forge_task(job_id: str) -> str:
-        from judge_service.forge.job import run_forge
-
-        return run_forge(job_id, settings=settings)
-
-    @app.task(name=WORLD_TASK)
-    def world_task(world_id: str) -> str:
-        from judge_service.world.job import run_world
-
-        return run_world(world_id, settings=settings)
-
+    for kind in kinds.values():
+        app.task(name=kind.task)(_job_task(kind, settings))
     return app
+
+
+def _job_task(kind: features.JobKind, settings: Settings) -> Callable[[str], str]:
+    """The task that runs one job of ``kind`` (its function imported on the first job)."""
+
+    def run_job(job_id: str) -> str:
+        return features.load(kind.run)(job_id, settings=settings)
+
+    run_job.__name__ = f"{kind.name}_task"
+    return run_job

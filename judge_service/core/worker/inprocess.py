@@ -21,19 +21,15 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
+from judge_service.core import features
 from judge_service.core.errors import ShuttingDown
 from judge_service.core.registry import Registry
 from judge_service.core.settings import Settings
-from judge_service.core.storage.lost_jobs import JobKind
 from judge_service.core.storage.workers import WorkerSeen
 from judge_service.core.worker.batch_status import batch_done, live_workers
 from judge_service.core.worker.lease import Leases, score_leased
 from judge_service.core.worker.liveness import Liveness
 from judge_service.core.worker.loops import Interrupts
-from judge_service.core.worker.task_names import FORGE_TASK, JOB_TASKS, MINE_TASK, WORLD_TASK
-from judge_service.judging.client import get_client
-from judge_service.rubrics.job_review_enqueue import review_after_batch
-from judge_service.scoring.job import score_batch
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +37,12 @@ log = logging.getLogger(__name__)
 JobTask = Callable[..., str]
 #: How long :meth:`InProcessDispatcher.close` waits for cancelled batches to wind down.
 CLOSE_WAIT_S = 5.0
+
+
+def _settle(future: asyncio.Future[bool], value: bool) -> None:
+    """Give a waiter its answer, unless it has one (a wait that timed out)."""
+    if not future.done():
+        future.set_result(value)
 
 
 class InProcessDispatcher:
@@ -68,9 +70,11 @@ class InProcessDispatcher:
             settings, self.leases, self._resend, self._send_job, own_jobs=self._own_jobs
         )
         self._started = False
+        self._score_batch = features.the_one("score_batch")
+        self._after_scored = features.after_batch(settings)
         # the model client now, not in the first batch's deadline (with JS_OPENAI_TRANSPORT=
         # litellm, building it imports litellm: seconds of CPU)
-        get_client(settings)
+        features.prepare_worker(settings)
 
     def start(self) -> None:
         """Beat and sweep once now, then start the heartbeat and sweeper threads.
@@ -93,14 +97,14 @@ class InProcessDispatcher:
         with self._lock:
             waiters = self._waiters.pop(batch_id, [])
         for loop, future in waiters:
-            loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(True))
+            loop.call_soon_threadsafe(_settle, future, True)
 
     def wake_waiters(self) -> None:
         """End every wait now (the service stops); each reads whether its batch is done."""
         with self._lock:
             waiters = [waiter for entries in self._waiters.values() for waiter in entries]
         for loop, future in waiters:
-            loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(False))
+            loop.call_soon_threadsafe(_settle, future, False)
 
     async def wait(self, batch_id: str, timeout: float) -> bool:
         """True once the batch is done; False after ``timeout`` seconds, or when
@@ -139,12 +143,12 @@ class InProcessDispatcher:
             self.leases.task_finished()
 
     def _score(self, batch_id: str) -> str:
-        return score_batch(
+        return self._score_batch(
             batch_id,
             settings=self.settings,
             registry=self.registry,
             on_done=self._mark_done,
-            after_scored=review_after_batch(self.settings),
+            after_scored=self._after_scored,
             interrupts=self.interrupts,
         )
 
@@ -208,18 +212,8 @@ class InProcessDispatcher:
     def _queue_job(self, name: str, job_id: str) -> bool:
         # imported on the first job, not at start: the forge's clustering alone brings
         # scikit-learn (~2 s of CPU), which a service that only scores never needs
-        from judge_service.forge.job import run_forge
-        from judge_service.rubrics.job_mining import mine_rubric
-        from judge_service.world.job import run_world
-
-        tasks: dict[str, JobTask] = {
-            MINE_TASK: mine_rubric,
-            FORGE_TASK: run_forge,
-            WORLD_TASK: run_world,
-        }
-        if name not in tasks:
-            raise KeyError(f"no task named {name!r}")
-        return self._on_pool(self._run_job, tasks[name], job_id)
+        run: JobTask = features.job_runner(name)
+        return self._on_pool(self._run_job, run, job_id)
 
     def submit_task(self, name: str, *args: str) -> None:
         """Another task by its Celery name, run on the same pool."""
@@ -227,10 +221,10 @@ class InProcessDispatcher:
         if not self._queue_job(name, job_id):
             raise ShuttingDown()
 
-    def _send_job(self, kind: JobKind, job_id: str) -> None:
+    def _send_job(self, kind: str, job_id: str) -> None:
         """The sweeper's re-send of a lost job: onto this pool (once the service stops, the
         next start's sweeper re-sends it)."""
-        self._queue_job(JOB_TASKS[kind], job_id)
+        self._queue_job(features.job_kinds()[kind].task, job_id)
 
     def busy(self) -> int:
         """Batches and jobs queued or running on the pool."""

@@ -38,11 +38,10 @@ import logging
 import threading
 from collections.abc import Callable
 
-from judge_service.core import metrics
+from judge_service.core import features, metrics
 from judge_service.core.settings import Settings
 from judge_service.core.storage import leases, lost_jobs, workers
 from judge_service.core.storage.db import session_scope
-from judge_service.core.storage.expiry import expire_batch
 from judge_service.core.storage.types import utcnow
 from judge_service.core.worker.lease import Leases
 
@@ -57,7 +56,7 @@ FIRST_BEAT_WAIT_S = 2.0
 
 
 #: Re-sends a job's task: ``send_job(kind, job_id)``, kind ``mining`` or ``forge``.
-SendJob = Callable[[lost_jobs.JobKind, str], None]
+SendJob = Callable[[str, str], None]  # (job kind, job id)
 
 
 class Liveness:
@@ -207,7 +206,8 @@ class Liveness:
             if self._stop_sweeping.is_set():
                 break
             if utcnow() >= batch.deadline_at:
-                expire_batch(batch.id, database_url=url)  # masked as timeout, marked done
+                expire = features.the_one("expire_batch")
+                expire(batch.id, database_url=url)  # masked as timeout, marked done
                 handled += 1
                 continue
             with session_scope(url) as session:

@@ -1,9 +1,5 @@
-"""The Celery names of the worker's tasks: what the API sends, without importing the tasks."""
+"""The Celery name of the scoring task: what the API sends, without importing the task.
+
+The other tasks are the features' job kinds (``core.features.JobKind.task``)."""
 
 SCORE_TASK = "judge_service.score_batch"
-MINE_TASK = "judge_service.mine_rubric"
-FORGE_TASK = "judge_service.forge"
-WORLD_TASK = "judge_service.world"
-
-#: The task that runs each kind of job (``storage.lost_jobs.JobKind``).
-JOB_TASKS = {"mining": MINE_TASK, "forge": FORGE_TASK, "world": WORLD_TASK}

@@ -11,7 +11,8 @@ from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
 from judge_service.core.api.deps import AnyKey
-from judge_service.core.api.local_gate import local_judge_status
+from judge_service.core.api.state import ServiceState
+from judge_service.core.features import load
 from judge_service.core.storage.db import get_engine, schema_is_current
 from judge_service.core.storage.outage import find_outage
 from judge_service.core.storage.types import utcnow
@@ -70,7 +71,7 @@ def _workers(dispatcher: Dispatcher) -> list[dict[str, Any]]:
     ]
 
 
-async def _workers_check(state: Any) -> str:
+async def _workers_check(state: ServiceState) -> str:
     try:
         if await state.dispatcher.available():
             return "ok"
@@ -103,7 +104,12 @@ async def readyz(request: Request) -> JSONResponse:
         "status": "ready" if ready else "not ready",
         "checks": checks,
         "workers": await run_in_threadpool(_workers, state.dispatcher),
-        # not a check: the deterministic judges score while llama-server builds
-        "local_judge": local_judge_status(state.settings),
+        # not checks: the features' status lines (the local judge's build: the
+        # deterministic judges score while llama-server builds)
+        **{
+            key: load(function)(state.settings)
+            for feature in state.features
+            for key, function in feature.status
+        },
     }
     return JSONResponse(body, status_code=200 if ready else 503)

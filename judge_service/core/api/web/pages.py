@@ -15,11 +15,11 @@ import jinja2
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from judge_service.access import store_sessions as web_sessions
-from judge_service.access.projects import Scope, scope_of
-from judge_service.access.store_keys import find_key
 from judge_service.core.api.deps import SessionDep, presented_key
 from judge_service.core.api.web.session import COOKIE, csrf_token, foreign_origin
+from judge_service.core.projects import Scope, scope_of
+from judge_service.core.storage import web_sessions
+from judge_service.core.storage.keys import find_key
 from judge_service.core.storage.tables import ApiKeyRow
 
 REVIEWERS = ("reviewer", "admin")

@@ -1,7 +1,7 @@
 """The review page's cookie session and the checks that keep it from being ridden.
 
 The cookie (``js_session``) holds a random token stored server-side (see
-:mod:`judge_service.access.store_sessions`), so signing out kills it everywhere. It
+:mod:`judge_service.core.storage.web_sessions`), so signing out kills it everywhere. It
 authenticates the HTML pages and their forms only, never the JSON API (which takes Bearer
 keys), and every state-changing form must pass two checks:
 
@@ -19,7 +19,7 @@ import hmac
 from starlette.requests import Request
 from starlette.responses import Response
 
-from judge_service.access.store_sessions import LIFETIME
+from judge_service.core.storage.web_sessions import LIFETIME
 
 COOKIE = "js_session"
 #: ``Sec-Fetch-Site`` values of requests this site's own pages (or the user) started.

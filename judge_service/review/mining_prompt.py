@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judge_service.domain import Rubric
-from judge_service.rubrics.evidence import clip
+from judge_service.review.evidence import clip
 
 _LOOKALIKES = re.compile(r"<{3,}|>{3,}|<\||\|>|</?s>|\[/?INST\]", re.IGNORECASE)
 

@@ -10,11 +10,11 @@ has nothing to check.
 
 from __future__ import annotations
 
+from judge_service.core.batch_plan import BatchPlan
 from judge_service.core.errors import LocalJudgeStarting
 from judge_service.core.settings import Settings
 from judge_service.judging.local_build import BuildState, machine_build
 from judge_service.judging.names import LOCAL_JUDGE_NAME
-from judge_service.scoring.plan import BatchPlan
 
 #: Bounds of the ``Retry-After`` sent while the build runs.
 MIN_RETRY_S, MAX_RETRY_S = 10, 60

@@ -6,19 +6,22 @@ rubric version, a known-hack entry, a label) and the audit entry commit together
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy.orm import Session
 
-from judge_service.access.projects import Scope
+from judge_service.audit import store_known_hacks as known_hacks
 from judge_service.core.errors import Conflict, NotFound, ValidationFailed
+from judge_service.core.features import installed, load
+from judge_service.core.projects import Scope
 from judge_service.core.storage import audit
 from judge_service.core.storage.tables import ApiKeyRow, BatchRow, SampleRow
-from judge_service.forge import store as forge_store
+from judge_service.review import store_review as review
+from judge_service.review import wire as wire_review
+from judge_service.review.decisions import DecisionError, next_criteria
+from judge_service.review.tables import ReviewItemRow
 from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_labels as labels
-from judge_service.rubrics import store_review as review
-from judge_service.rubrics import wire as wire_review
-from judge_service.rubrics.decisions import DecisionError, next_criteria
-from judge_service.rubrics.tables import ReviewItemRow
 from judge_service.scoring.store_rollouts import find_sample
 
 
@@ -38,6 +41,16 @@ def to_wire(row: ReviewItemRow) -> wire_review.ReviewItem:
             ],
         }
     )
+
+
+def decision_handler(kind: str) -> Callable[..., str | None] | None:
+    """What applies a decision on an item of ``kind`` that another feature queued (its
+    ``review_decisions``); None for the queue's own kinds."""
+    for feature in installed():
+        for named, target in feature.review_decisions:
+            if named == kind:
+                return load(target)
+    return None
 
 
 def get_item(*, session: Session, item_id: int, scope: Scope) -> ReviewItemRow:
@@ -100,7 +113,7 @@ def _record_hack(
     """A hack_finding decision: a confirmed hack joins the corpus; a rejection is a negative."""
     sample = session.get(SampleRow, item.sample_pk) if item.sample_pk is not None else None
     rollouts = item.evidence.get("rollouts") or [{}]
-    row = review.add_known_hack(
+    row = known_hacks.add_known_hack(
         session=session,
         item_id=item.id,
         confirmed=body.decision == "approve",
@@ -138,12 +151,8 @@ def decide(
         ref = _approve_rubric_item(session, item, body, key)
     elif item.kind == "hack_finding":
         hack_id = _record_hack(session, item, body, key)
-    elif item.kind == "task_family":  # approved: its tasks export; rejected: retired
-        family_id = str(item.payload.get("family_id"))
-        status = forge_store.decide_family(
-            session=session, family_id=family_id, decision=body.decision
-        )
-        family = f"task_family:{family_id}:{status}" if status else None
+    elif (handle := decision_handler(item.kind)) is not None:  # a forge task family
+        family = handle(session=session, payload=dict(item.payload), decision=body.decision)
     if body.label is not None:
         sample = session.get(SampleRow, item.sample_pk)
         if sample is not None:

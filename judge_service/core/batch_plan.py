@@ -3,9 +3,9 @@ by the worker and by ``judge-service score``.
 
 Why one typed model and not a dict: the API writes it in one process and a worker reads
 it in another, maybe after a release; a field written is a field read, checked on both
-sides. It sits at the top of the package, next to ``domain`` and ``wire``, because the API
-(which may import neither the pipeline nor the worker) builds it, storage keeps it and the
-worker reads it; it imports only ``domain`` and the ``wire`` under it.
+sides. It is the core's, beside the batches table that stores it, because the API (which
+may import neither the pipeline nor the worker) builds it, storage keeps it and the worker
+reads it; it imports only ``domain`` and the ``wire`` under it.
 
 Stored as JSON in ``batches.plan`` (``model_dump(mode="json")``, in storage only) with the
 keys of the dict it replaces, so rows written before it load as they are: every field has

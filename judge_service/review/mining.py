@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge_service.domain import Outcome, Rubric, Sample
-from judge_service.rubrics.decisions import criterion_id
-from judge_service.rubrics.mining_prompt import build_messages, proposal_schema
-from judge_service.rubrics.similarity import THRESHOLD, deduplicate
+from judge_service.review.decisions import criterion_id
+from judge_service.review.mining_prompt import build_messages, proposal_schema
+from judge_service.review.similarity import THRESHOLD, deduplicate
 
 #: ``propose(messages, schema)`` -> the model's reply, a dict valid under ``schema``.
 Propose = Callable[[list[dict[str, str]], dict[str, Any]], Awaitable[dict[str, Any]]]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from judge_service.rubrics.similarity import normalise
+from judge_service.review.similarity import normalise
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 ID_WORDS = 6

@@ -1,5 +1,5 @@
 """Mining through a model: the job's model (a run's, or a forge job's failed traces) proposes
-rubric items for :func:`judge_service.rubrics.mining.mine`. No storage: the mining job and the
+rubric items for :func:`judge_service.review.mining.mine`. No storage: the mining job and the
 forge's review job both call it and store what it returns."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from judge_service.core.settings import Settings
 from judge_service.domain import CallUsage
 from judge_service.judging.client import get_client
 from judge_service.judging.client_options import model_options
-from judge_service.rubrics.mining import MiningResult, MiningRollout, mine
+from judge_service.review.mining import MiningResult, MiningRollout, mine
 
 
 async def mine_with_model(

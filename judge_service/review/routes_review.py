@@ -8,9 +8,9 @@ from fastapi import APIRouter, Query
 
 from judge_service.core.api.deps import AnyKey, ReviewerKey, ScopeDep, SessionDep
 from judge_service.core.api.error_docs import errors
-from judge_service.rubrics import store_review as review
-from judge_service.rubrics import web_reviewing as reviewing
-from judge_service.rubrics import wire as wire_review
+from judge_service.review import store_review as review
+from judge_service.review import web_reviewing as reviewing
+from judge_service.review import wire as wire_review
 from judge_service.wire import DbInt
 
 router = APIRouter(prefix="/v1", tags=["review"])

@@ -15,7 +15,7 @@ from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
 from judge_service.core.storage.tables import ApiKeyRow, WebSessionRow
-from judge_service.core.storage.types import utcnow
+from judge_service.core.storage.types import rows_changed, utcnow
 
 #: Marks a cookie value as a session token (never an API key, which starts ``js_``).
 PREFIX = "jss2."
@@ -65,4 +65,4 @@ def revoke(*, session: Session, token: str) -> bool:
         .where(WebSessionRow.token_hash == token_hash(token), WebSessionRow.revoked_at.is_(None))
         .values(revoked_at=utcnow())
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return bool(rows_changed(result))

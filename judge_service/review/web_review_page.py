@@ -24,11 +24,11 @@ from judge_service.core.api.web.pages import (
 from judge_service.core.api.web.session import csrf_ok
 from judge_service.core.errors import Forbidden, JudgeServiceError, Unauthorized
 from judge_service.core.storage.tables import ApiKeyRow
+from judge_service.review import store_review as review
+from judge_service.review import web_reviewing as reviewing
+from judge_service.review import wire as wire_review
 from judge_service.rubrics import store as rubrics
 from judge_service.rubrics import store_labels as labels
-from judge_service.rubrics import store_review as review
-from judge_service.rubrics import web_reviewing as reviewing
-from judge_service.rubrics import wire as wire_review
 from judge_service.scoring.store_rollouts import recent_rollouts
 from judge_service.wire import DbInt
 

@@ -1,4 +1,4 @@
-"""The mining task: a run's rollouts through :mod:`judge_service.rubrics.mining` into the queue.
+"""The mining task: a run's rollouts through :mod:`judge_service.review.mining` into the queue.
 
 Runs on a Celery worker or the embedded executor (``MINE_TASK``). The model is the request's,
 else the first model of ``JS_DEFAULT_JUDGES``, else the local SmolLM2 server. Safe to run
@@ -12,12 +12,12 @@ import logging
 
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
+from judge_service.review import store_mining as mining
+from judge_service.review import store_review as review
+from judge_service.review.client_mining import mine_with_model
+from judge_service.review.evidence import rollout_evidence
+from judge_service.review.mining import MiningRollout, refs
 from judge_service.rubrics import store as rubrics
-from judge_service.rubrics import store_mining as mining
-from judge_service.rubrics import store_review as review
-from judge_service.rubrics.client_mining import mine_with_model
-from judge_service.rubrics.evidence import rollout_evidence
-from judge_service.rubrics.mining import MiningRollout, refs
 from judge_service.scoring.store_rollouts import run_rollouts
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from judge_service.core.storage.job_rows import start_job_row
 from judge_service.core.storage.types import safe_text, utcnow
-from judge_service.rubrics.tables import MiningJobRow
+from judge_service.review.tables import MiningJobRow
 
 
 def create_job(

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
-from judge_service.rubrics import store_review as review
-from judge_service.rubrics.evidence import rollout_evidence
-from judge_service.rubrics.queue_policy import QueuePolicy, select
+from judge_service.review import store_review as review
+from judge_service.review.evidence import rollout_evidence
+from judge_service.review.queue_policy import QueuePolicy, select
 from judge_service.scoring import store_batches as batches
 from judge_service.scoring.store_rollouts import batch_rollouts
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from judge_service.access.store_keys import hash_key
+from judge_service.core.storage.keys import hash_key
 from judge_service.core.storage.tables import ApiKeyRow
 
 #: More distinct keys than any deployment uses within a few seconds; past it, start over.

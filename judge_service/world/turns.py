@@ -1,0 +1,118 @@
+"""What the traced user said: a run's user turns, and the turn most like a text.
+
+A run's user turns are read from the messages of its goal (``[start, end]`` spans, ends
+included, as a forge task's evidence records them), without simulator stop tokens
+(``###STOP###``). Each turn is kept with what the agent asked just before it (an exchange).
+The user ends the conversation with its last turn when that turn ended the traced
+conversation: the run's last user turn, or one with a stop token. A goal that the run
+followed with another one did not end it; its user borrows the run's closing turn (its last
+user turn, when that turn opens no new goal) and ends with that.
+
+Kept apart from :mod:`judge_service.world.script` (which builds an episode's script from
+them) and :mod:`judge_service.world.user` (which says them), so neither imports the other.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from judge_service.traces.conversation import Trace, content_text
+from judge_service.traces.goals import STOP_TOKEN, opens_new_goal, user_words
+
+WORD = re.compile(r"\w+")
+
+
+def _spans_messages(trace: Trace, spans: Sequence[Sequence[int]]) -> list[int]:
+    """The message indexes of the spans (``[start, end]``, end included), in order, once."""
+    size = len(trace.messages)
+    indexes = [i for s in spans for i in range(max(0, s[0]), min(size - 1, s[1]) + 1)]
+    return sorted(set(indexes))
+
+
+def _last_user_turn(trace: Trace) -> int | None:
+    return next(
+        (
+            i
+            for i in range(len(trace.messages) - 1, -1, -1)
+            if trace.messages[i].get("role") == "user"
+            and user_words(content_text(trace.messages[i].get("content")))
+        ),
+        None,
+    )
+
+
+def run_turns(
+    trace: Trace, spans: Sequence[Sequence[int]]
+) -> tuple[list[str], list[dict[str, str]], bool]:
+    """The user turns of a run's goal (``spans`` of messages), their exchanges, and whether
+    the last of them ends the conversation (module docstring)."""
+    turns: list[str] = []
+    exchanges: list[dict[str, str]] = []
+    asked = ""
+    ends = False
+    indexes = _spans_messages(trace, spans)
+    for index in indexes:
+        message = trace.messages[index]
+        if message.get("role") == "assistant":
+            asked = content_text(message.get("content")).strip() or asked
+        elif message.get("role") == "user":
+            raw = content_text(message.get("content"))
+            said = user_words(raw)
+            if said:
+                turns.append(said)
+                exchanges.append({"asked": asked, "said": said})
+            asked = ""
+            if STOP_TOKEN.search(raw):
+                ends = bool(turns)
+                break
+    last = _last_user_turn(trace)
+    if not ends and last is not None and turns:
+        if last in indexes:
+            ends = True
+        elif indexes and last > indexes[-1] and not opens_new_goal(trace.messages, last):
+            said = user_words(content_text(trace.messages[last].get("content")))
+            before = [
+                content_text(m.get("content")).strip()
+                for m in trace.messages[indexes[-1] + 1 : last]
+                if m.get("role") == "assistant"
+            ]
+            turns.append(said)
+            exchanges.append({"asked": next((t for t in reversed(before) if t), ""), "said": said})
+            ends = True
+    return turns, exchanges, ends
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def closest(texts: Sequence[str], query: str) -> int | None:
+    """The index of the text most like ``query`` (TF-IDF cosine over words; ties, and no
+    overlap at all, go to the later text).
+
+    Hand-written rather than scikit-learn's ``TfidfVectorizer``: it runs inside an episode
+    step over a dozen short turns (microseconds), and importing scikit-learn costs a
+    process about a second of CPU that the service otherwise never pays on this path."""
+    if not texts:
+        return None
+    docs = [set(_words(t)) for t in texts]
+    frequency = Counter(w for d in docs for w in d)
+    size = len(docs)
+
+    def idf(word: str) -> float:
+        return math.log((1 + size) / (1 + frequency.get(word, 0))) + 1.0
+
+    words = set(_words(query))
+    query_norm = math.sqrt(sum(idf(w) ** 2 for w in words)) or 1.0
+    best, best_score = len(docs) - 1, 0.0
+    for index, doc in enumerate(docs):
+        shared = sum(idf(w) ** 2 for w in words & doc)
+        if not shared:
+            continue
+        score = shared / (query_norm * math.sqrt(sum(idf(w) ** 2 for w in doc)))
+        if score >= best_score:
+            best, best_score = index, score
+    return best
