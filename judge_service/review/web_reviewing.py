@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
-from judge_service.access.projects import Scope
 from judge_service.audit import store_known_hacks as known_hacks
 from judge_service.core.errors import Conflict, NotFound, ValidationFailed
 from judge_service.core.features import installed, load
+from judge_service.core.projects import Scope
 from judge_service.core.storage import audit
 from judge_service.core.storage.tables import ApiKeyRow, BatchRow, SampleRow
 from judge_service.review import store_review as review
