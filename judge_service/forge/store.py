@@ -10,8 +10,7 @@ from typing import Any
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.orm import Session
 
-from judge_service.core.storage.job_rows import start_job_row
-from judge_service.core.storage.types import safe_text, utcnow
+from judge_service.core.storage.job_rows import finish_job_row, start_job_row
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow, TaskFamilyRow
 
 FAMILY_STATUS = {"approve": "approved", "reject": "retired"}
@@ -67,16 +66,13 @@ def finish_job(
     result: dict[str, Any] | None,
     error: str | None = None,
 ) -> None:
-    session.execute(
-        update(ForgeJobRow)
-        .where(ForgeJobRow.id == job_id)
-        .values(
-            status="failed" if error else "done",
-            finished_at=utcnow(),
-            counts=counts or {},
-            result=result or {},
-            error=safe_text(error, 4000),
-        )
+    finish_job_row(
+        session=session,
+        table=ForgeJobRow,
+        job_id=job_id,
+        error=error,
+        counts=counts or {},
+        result=result or {},
     )
 
 

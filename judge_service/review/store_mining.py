@@ -5,11 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from judge_service.core.storage.job_rows import start_job_row
-from judge_service.core.storage.types import safe_text, utcnow
+from judge_service.core.storage.job_rows import finish_job_row, start_job_row
 from judge_service.review.tables import MiningJobRow
 
 
@@ -50,13 +48,6 @@ def start_job(*, session: Session, job_id: str) -> bool:
 def finish_job(
     *, session: Session, job_id: str, result: dict[str, Any] | None, error: str | None = None
 ) -> None:
-    session.execute(
-        update(MiningJobRow)
-        .where(MiningJobRow.id == job_id)
-        .values(
-            status="failed" if error else "done",
-            finished_at=utcnow(),
-            result=result or {},
-            error=safe_text(error, 4000),
-        )
+    finish_job_row(
+        session=session, table=MiningJobRow, job_id=job_id, error=error, result=result or {}
     )

@@ -9,11 +9,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from judge_service.core.storage.job_rows import start_job_row
-from judge_service.core.storage.types import safe_text, utcnow
+from judge_service.core.storage.job_rows import finish_job_row, start_job_row
 from judge_service.forge.tables import ForgeJobRow
 from judge_service.world.tables import WorldRow
 
@@ -98,17 +97,14 @@ def finish_world(
     error: str | None = None,
 ) -> None:
     """Store the built world with its counts and report, or why the build failed."""
-    session.execute(
-        update(WorldRow)
-        .where(WorldRow.id == world_id)
-        .values(
-            status="failed" if error else "done",
-            finished_at=utcnow(),
-            world=None if error else world,
-            counts=counts or {},
-            report=report or {},
-            error=safe_text(error, 4000),
-        )
+    finish_job_row(
+        session=session,
+        table=WorldRow,
+        job_id=world_id,
+        error=error,
+        world=None if error else world,
+        counts=counts or {},
+        report=report or {},
     )
 
 
