@@ -47,7 +47,7 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
   read only what comes first (an episode's script, then its row's last column, now has its
   own table: below).
 - 256 episodes stepping at once waited in SQLite's busy handler, which sleeps: 123 -> ~200
-  steps/s with a mutex per database file in the process (``world.store_writers.one_writer``).
+  steps/s with a mutex per database file in the process (``episodes.store_writers.one_writer``).
 - Thread hops: Starlette's ``run_in_threadpool`` (anyio: its limiter, cancel scopes, an
   extra loop turn) cost ~185 us of CPU a hop here, a plain executor's ~80 us, and a step
   took three (the user-model and simulator checks, then the play). Now one
@@ -55,7 +55,7 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
   a model or is not cached yet.
 - SQLAlchemy's execution (its context, result and row objects) cost ~0.1 ms a statement:
   a step's read and write and the state read run prebuilt statements on the DBAPI cursor
-  (``store_episodes.Lean``: the columns' own bind and result processors, errors raised as
+  (``episodes.store.Lean``: the columns' own bind and result processors, errors raised as
   SQLAlchemy's), and the episode's JSON is written by pydantic-core from the model, not
   dumped to a dict first: the step's transaction -0.18 ms (paired, in-process).
 - FastAPI solves every dependency anew on each request (~50 us each here): the role check
@@ -79,7 +79,7 @@ What profiling showed (cProfile in-process, the thread hops run inline), and wha
     row: scripts have their own table (migration 0016): a user-reply step 2.78 -> 2.52x
     ``/healthz``.
   - The hop to a thread and back was about a sixth of a step: on SQLite, a step is played
-    on the loop's thread when nothing would make it wait (``world.store_play_now``: the world and
+    on the loop's thread when nothing would make it wait (``episodes.store_play_now``: the world and
     script cached, the episode writer free, a kept connection whose busy timeout is 0, so a
     lock held elsewhere fails it at once and the step goes to a thread): 3.15 -> 2.72x, and
     2.83 -> 2.62x once the connection is kept instead of checked out of the pool each step.

@@ -21,7 +21,7 @@ Severity = Literal["info", "low", "medium", "high"]
 #: How much a finding of each severity weighs in ``hack_score`` (times its confidence).
 SEVERITY_WEIGHT: dict[str, float] = {"info": 0.0, "low": 0.35, "medium": 0.7, "high": 1.0}
 #: The sample metadata key that holds an ended episode's verdict: only the episode path
-#: (``judge_service.world.web_episode_reward``) sets it, the ``world_end_state`` judge reads it.
+#: (``judge_service.episodes.web_reward``) sets it, the ``world_end_state`` judge reads it.
 WORLD_VERDICT = "world_verdict"
 #: What backs a finding. ``code``: the submitted code does it (from its AST); ``tool``: a tool
 #: call did it or a tool's output contradicts a claim; ``output``: the answer text itself is the

@@ -8,11 +8,11 @@ from sqlalchemy import create_engine
 from judge_service.audit import tables as audit_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.core.storage import worker_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.core.storage.tables import Base
+from judge_service.episodes import tables as episode_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.forge import tables as forge_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.review import tables as review_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.rubrics import tables as rubric_tables  # noqa: F401  (joins Base.metadata)
 from judge_service.world import tables as world_tables  # noqa: F401  (joins Base.metadata)
-from judge_service.world import tables_episodes as episode_tables  # noqa: F401  (joins Base.metadata)
 
 config = context.config
 target_metadata = Base.metadata

@@ -10,7 +10,7 @@ from alembic import command
 from sqlalchemy import create_engine, inspect, text
 
 from judge_service.core.storage.db import alembic_config, dispose_engines, get_engine, upgrade
-from judge_service.world import store_episodes
+from judge_service.episodes import store
 from tests.helpers import database_at
 
 NOW = "2026-12-04 12:00:00+00:00"
@@ -54,9 +54,9 @@ def test_scripts_move_to_their_table_and_back(old_url: str) -> None:
     upgrade(old_url)
     assert "script" not in _columns(old_url, "episodes")
     with get_engine(old_url).connect() as connection:
-        assert store_episodes.read_script(connection, "e1") == {**SCRIPT, "task_id": "e1"}
-        assert store_episodes.read_script(connection, "e2")["task_id"] == "e2"
-        step = store_episodes.read_step(connection, "e1")
+        assert store.read_script(connection, "e1") == {**SCRIPT, "task_id": "e1"}
+        assert store.read_script(connection, "e2")["task_id"] == "e2"
+        step = store.read_step(connection, "e1")
         assert step.version == 3 and step.episode == {"turns": 3}
     dispose_engines()
 

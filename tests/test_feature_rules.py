@@ -24,7 +24,7 @@ from tests.test_meta import (
 
 FEATURES = [
     "forge", "access", "runs", "judging", "rubrics", "review", "audit", "scoring", "world",
-    "traces",
+    "episodes", "traces",
 ]  # fmt: skip
 
 #: What no pure module of a feature may import: the database, HTTP, the queue, models.
@@ -214,7 +214,7 @@ def package_of(module: str, package: Path = PACKAGE) -> str | None:
 def both_ways(package: Path = PACKAGE, names: dict[Path, str] = IMPORT_NAMES) -> list[str]:
     """Pairs of packages that import each other (any import, in functions too), each with one
     import of either way. Of two packages one sits below the other: core <- judging, traces,
-    audit, rubrics <- scoring <- review <- forge, runs, world."""
+    audit, rubrics <- scoring <- review <- forge, runs, world <- episodes."""
     edges: dict[tuple[str, str], str] = {}
     for path in python_files(package):
         home = package_of(module_name(path, names)[0], package)
@@ -355,10 +355,10 @@ def test_the_package_checker_flags_planted_imports(
     [
         (
             {
-                "world/script.py": "from judge_service.world.user import closest\n",
-                "world/user.py": (
+                "episodes/script.py": "from judge_service.episodes.user import closest\n",
+                "episodes/user.py": (
                     "from typing import TYPE_CHECKING\n"
-                    "if TYPE_CHECKING:\n    from judge_service.world.script import Script\n"
+                    "if TYPE_CHECKING:\n    from judge_service.episodes.script import Script\n"
                 ),
             },
             True,
@@ -373,9 +373,9 @@ def test_the_package_checker_flags_planted_imports(
         ),
         (
             {
-                "world/script.py": "from judge_service.world.turns import closest\n",
-                "world/user.py": "from judge_service.world import script, turns\n",
-                "world/turns.py": "import re\n",
+                "episodes/script.py": "from judge_service.episodes.user_turns import closest\n",
+                "episodes/user.py": "from judge_service.episodes import script, user_turns\n",
+                "episodes/user_turns.py": "import re\n",
             },
             False,
         ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from judge_service.episodes.script import script_for
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.end_states import RunEvidence, consensus, goal_outcome
 from judge_service.forge.trace_tasks import forge_traces
@@ -13,7 +14,6 @@ from judge_service.traces.calls import tool_calls
 from judge_service.traces.conversation import Trace
 from judge_service.traces.effects import classify_tools, write_tools
 from judge_service.traces.identity import who
-from judge_service.world.script import script_for
 
 
 def _call(role: str, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

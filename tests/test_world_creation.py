@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
+from judge_service.episodes.episode import act, finish, script_for, start
 from judge_service.forge.end_states import goal_outcome
 from judge_service.traces.calls import ToolCall, tool_calls
 from judge_service.traces.conversation import parse_traces
 from judge_service.traces.effects import classify_tools
 from judge_service.traces.entities import answer_entities
 from judge_service.world.build import build_world
-from judge_service.world.episode import act, finish, script_for, start
 from judge_service.world.fresh import new_id
 from judge_service.world.model import Call
 from judge_service.world.verify import verify

@@ -18,12 +18,7 @@ from typing import Any
 
 import pytest
 
-from judge_service.forge.embed import TfidfEmbedder
-from judge_service.forge.trace_tasks import TraceTask, forge_traces
-from judge_service.traces.conversation import Trace, parse_traces
-from judge_service.traces.goals import goals
-from judge_service.world.build import build_world
-from judge_service.world.episode import (
+from judge_service.episodes.episode import (
     REJECTED,
     Episode,
     Script,
@@ -33,8 +28,13 @@ from judge_service.world.episode import (
     start,
     state_of,
 )
-from judge_service.world.turns import run_turns
-from judge_service.world.user import ReplayUser, closest_turn
+from judge_service.episodes.user import ReplayUser, closest_turn
+from judge_service.episodes.user_turns import run_turns
+from judge_service.forge.embed import TfidfEmbedder
+from judge_service.forge.trace_tasks import TraceTask, forge_traces
+from judge_service.traces.conversation import Trace, parse_traces
+from judge_service.traces.goals import goals
+from judge_service.world.build import build_world
 from judge_service.world.world import World
 from tests.test_world_library import Library, corpus_jsonl
 

@@ -20,7 +20,7 @@ from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
 from judge_service.domain import Finding, Sample, SampleNotScorable
-from judge_service.world.web_episode_reward import score_episode, split_messages
+from judge_service.episodes.web_reward import score_episode, split_messages
 
 REGISTRY = Registry()
 Chat = list[dict[str, Any]]

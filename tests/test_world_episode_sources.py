@@ -1,15 +1,15 @@
-"""Whose words each message of an episode is (:mod:`judge_service.world.sources`), on the
+"""Whose words each message of an episode is (:mod:`judge_service.episodes.sources`), on the
 lending library's world: the world's answers with their paths, a simulator's answer (path e)
 marked as such, the traced user's turns and a model user's, the agent's actions. The HTTP
 answers carry the same (``tests/test_world_episodes_api.py``)."""
 
 from __future__ import annotations
 
-from judge_service.world.episode import act, script_for, start
+from judge_service.episodes.episode import act, script_for, start
+from judge_service.episodes.sources import sources_of
+from judge_service.episodes.user import GivenUser
 from judge_service.world.model import Call
 from judge_service.world.simulate import GivenAnswers, call_key
-from judge_service.world.sources import sources_of
-from judge_service.world.user_model import GivenUser
 from tests.test_world_episode import _call, _calls, _policy, _say, library  # noqa: F401
 
 RATE = {"isbn": "978-3", "stars": 2}  # no rule fits it: only a model answers (path e)

@@ -17,13 +17,13 @@ import pytest
 
 from judge_service.core.projects import scope_of
 from judge_service.core.storage.db import dispose_engines, session_scope, sqlite_path, upgrade
-from judge_service.world import store_episode_inputs as inputs
-from judge_service.world import store_episodes as store
-from judge_service.world import wire_episodes as ew
-from judge_service.world.episode import script_for, start
-from judge_service.world.store_episode_play import Move, play
-from judge_service.world.store_play_now import play_now
-from judge_service.world.store_writers import one_writer
+from judge_service.episodes import store
+from judge_service.episodes import store_inputs as inputs
+from judge_service.episodes import wire as ew
+from judge_service.episodes.episode import script_for, start
+from judge_service.episodes.store_play import Move, play
+from judge_service.episodes.store_play_now import play_now
+from judge_service.episodes.store_writers import one_writer
 from tests.test_world_episode import _policy, library  # noqa: F401  (the module's fixture)
 
 SCOPE = scope_of(None, None)
@@ -136,8 +136,8 @@ def test_the_model_a_step_may_need_is_read_from_the_script_by_a_function() -> No
     from collections.abc import Callable
     from typing import Any, get_type_hints
 
-    from judge_service.world import store_episode_play
-    from judge_service.world.script import Script
+    from judge_service.episodes import store_play
+    from judge_service.episodes.script import Script
 
-    hints = get_type_hints(store_episode_play._with_model)
+    hints = get_type_hints(store_play._with_model)
     assert hints["model_of"] == Callable[[Script], dict[str, Any] | None]

@@ -65,7 +65,7 @@ class Said:
 
 
 def label_of(source: Mapping[str, Any] | None, role: Any = None) -> str:
-    """The token label of a message from its service source (``wire_episodes.MessageSource``);
+    """The token label of a message from its service source (``episodes.wire.MessageSource``);
     without one (an older service), from its role."""
     kind = source.get("source") if isinstance(source, Mapping) else None
     if kind is None:

@@ -1,4 +1,5 @@
-"""Worlds and their episodes: what they add to the service (``core.features``)."""
+"""Worlds: what they add to the service (``core.features``). Their episodes are a feature of
+their own (``episodes/feature.py``), over the world."""
 
 from judge_service.core.features import Feature, JobKind
 
@@ -7,9 +8,7 @@ WORLD_TASK = "judge_service.world"
 
 FEATURE = Feature(
     name="world",
-    hot_routers=("judge_service.world.routes_episodes:router",),
-    routers=("judge_service.world.routes:router", "judge_service.world.routes_verify:router"),
-    setup_app="judge_service.world.routes_episodes:attach",
+    routers=("judge_service.world.routes:router",),
     jobs=(
         JobKind(
             name="world",

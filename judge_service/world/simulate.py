@@ -6,7 +6,7 @@ one's, with their answers; it answers ``{"answer": <the tool's output text>}``. 
 changes no state: the world has not learned what the call would do, so a write answered this
 way still leaves the episode's verdict undetermined.
 
-The call is :mod:`judge_service.world.client_tools`'s and is made before a step's
+The call is the episodes' (``episodes/client_tools.py``) and is made before a step's
 transaction: a dry run of the action with a :class:`Recorder` finds the calls (and the state
 each meets), and the step is then played with their answers (:class:`GivenAnswers`).
 """

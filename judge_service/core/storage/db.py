@@ -104,7 +104,7 @@ def no_wait_connection(url: str) -> Connection:
     """A connection to the SQLite file ``url``, kept open, whose statements fail at once on
     a lock that another connection holds (busy timeout 0) instead of waiting for it.
 
-    For one thread that must never wait, the event loop's (``world.store_play_now``), used
+    For one thread that must never wait, the event loop's (``episodes.store_play_now``), used
     under a mutex. Why not a pooled connection: checking one out and in, and setting its
     busy timeout there and back, cost ~0.1 ms of an episode step of ~1 ms."""
     with _lock:

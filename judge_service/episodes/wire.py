@@ -68,7 +68,7 @@ class VerifyRequest(_Strict):
 
 
 class MessageSource(BaseModel):
-    """Whose words a message is (:mod:`judge_service.world.sources`), so a trainer can tell
+    """Whose words a message is (:mod:`judge_service.episodes.sources`), so a trainer can tell
     the environment's tokens from the agent's."""
 
     source: Literal["system", "agent", "world", "user"]

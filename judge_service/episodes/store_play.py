@@ -17,14 +17,14 @@ from sqlalchemy import Connection
 from judge_service.core.errors import Conflict, NotFound
 from judge_service.core.projects import Scope
 from judge_service.core.storage.db import get_engine
+from judge_service.episodes import store
+from judge_service.episodes import store_inputs as inputs
+from judge_service.episodes import wire as ew
+from judge_service.episodes.episode import Episode, Script, act, entities_of, finish
+from judge_service.episodes.sources import sources_of
+from judge_service.episodes.user import SimulatedUser
 from judge_service.traces.conversation import content_text
-from judge_service.world import store_episode_inputs as inputs
-from judge_service.world import store_episodes as store
-from judge_service.world import wire_episodes as ew
-from judge_service.world.episode import Episode, Script, act, entities_of, finish
 from judge_service.world.simulate import Recorder, ToolSimulator
-from judge_service.world.sources import sources_of
-from judge_service.world.user import SimulatedUser
 
 
 @dataclass

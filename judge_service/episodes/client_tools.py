@@ -1,5 +1,5 @@
 """(e)'s model calls: one JSON completion per tool call that nothing learned answers
-(:mod:`judge_service.world.client_models`); the step route plays the step with the answers
+(:mod:`judge_service.episodes.client_models`); the step route plays the step with the answers
 (:mod:`judge_service.world.simulate`)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 from judge_service.core.errors import Unavailable
 from judge_service.core.settings import Settings
+from judge_service.episodes.client_models import ask_json
+from judge_service.episodes.script import Script
 from judge_service.judging.client import ModelCallError
-from judge_service.world.client_models import ask_json
 from judge_service.world.model import Call
-from judge_service.world.script import Script
 from judge_service.world.simulate import ANSWER_SCHEMA, answer_of, call_key, tool_messages
 from judge_service.world.world import World
 

@@ -8,8 +8,8 @@ conversation: the run's last user turn, or one with a stop token. A goal that th
 followed with another one did not end it; its user borrows the run's closing turn (its last
 user turn, when that turn opens no new goal) and ends with that.
 
-Kept apart from :mod:`judge_service.world.script` (which builds an episode's script from
-them) and :mod:`judge_service.world.user` (which says them), so neither imports the other.
+Kept apart from :mod:`judge_service.episodes.script` (which builds an episode's script from
+them) and :mod:`judge_service.episodes.user` (which says them), so neither imports the other.
 """
 
 from __future__ import annotations

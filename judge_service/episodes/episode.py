@@ -1,6 +1,6 @@
 """Episodes over a world: reset, step and state, pure, so any transport can drive them.
 
-A :class:`~judge_service.world.script.Script` is what one task's episode is played from
+A :class:`~judge_service.episodes.script.Script` is what one task's episode is played from
 (:func:`script_for`, once at reset). An :class:`Episode` is the whole mutable state, plain
 JSON, stored after every step: the messages, the world state as what differs from the
 world's base (``overrides``, ``removed``: a step copies no world), the entities the agent's
@@ -15,7 +15,7 @@ turn); :func:`act` takes the agent's action, an assistant message:
   A call no path (a)-(d) answers (``model_needed``) gets the ``simulator``'s answer
   (:mod:`~judge_service.world.simulate`), else an ``Error: ...`` saying so; either way the
   state is left as it was, and a write answered so makes the verdict undetermined;
-- text with no tool calls goes to the user (:mod:`~judge_service.world.user`), who replies.
+- text with no tool calls goes to the user (:mod:`~judge_service.episodes.user`), who replies.
 
 It is done when the user ends it, the agent passes ``end=True`` (its action then gets no
 reply), or after ``max_turns`` actions; :func:`finish` compares the end state with the task's.
@@ -27,12 +27,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from judge_service.episodes.script import Script, script_for
+from judge_service.episodes.user import REPLAY, SimulatedUser
 from judge_service.world.actions import parse_action
 from judge_service.world.model import Call
-from judge_service.world.script import Script, script_for
 from judge_service.world.simulate import ToolSimulator
 from judge_service.world.trajectory import call_record
-from judge_service.world.user import REPLAY, SimulatedUser
 from judge_service.world.values import MISSING
 from judge_service.world.verify import Verdict, end_state_verdict
 from judge_service.world.world import World

@@ -123,7 +123,7 @@ def job_traces(cache: WorldCache, session: Session, world_row: Any) -> dict[str,
 
 
 def task_fields(task: ForgeTaskRow) -> dict[str, Any]:
-    """A trace task as :func:`~judge_service.world.episode.script_for` reads it."""
+    """A trace task as :func:`~judge_service.episodes.episode.script_for` reads it."""
     return {
         "id": task.id,
         "goal": task.goal,

@@ -2,7 +2,7 @@
 episode's seed, so a given seed replays the same conversation where the model allows.
 
 No storage: the step route calls it before the step's transaction and hands the reply to the
-engine (:class:`~judge_service.world.user_model.GivenUser`).
+engine (:class:`~judge_service.episodes.user.GivenUser`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 from judge_service.core.errors import Unavailable
 from judge_service.core.settings import Settings
+from judge_service.episodes.client_models import ask_json
+from judge_service.episodes.script import Script
+from judge_service.episodes.user import USER_SCHEMA, reply_of, user_messages
 from judge_service.judging.client import ModelCallError
-from judge_service.world.client_models import ask_json
-from judge_service.world.script import Script
-from judge_service.world.user_model import USER_SCHEMA, reply_of, user_messages
 
 
 class UserModelFailed(Unavailable):

@@ -43,12 +43,12 @@ class EpisodeRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     #: Once done: ``{"verdict", "sample"}`` (``sample`` None while or if scoring failed).
     result: Mapped[dict[str, Any] | None] = mapped_column(AsciiJSON())
-    #: The :class:`~judge_service.world.episode.Episode` (JSON) after the last step.
+    #: The :class:`~judge_service.episodes.episode.Episode` (JSON) after the last step.
     episode: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
 
 
 class EpisodeScriptRow(Base):
-    """The :class:`~judge_service.world.script.Script` (JSON) an episode is played from,
+    """The :class:`~judge_service.episodes.script.Script` (JSON) an episode is played from,
     fixed at reset. Its own table: a database rewrites a whole row on an update, and a step
     updates the episode's row (a script of ~15 tools and a long system prompt is ~20 KB)."""
 

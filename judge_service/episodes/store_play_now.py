@@ -8,8 +8,9 @@ lock. It is played at once only when it cannot wait:
 - the database is a SQLite file (PostgreSQL's answers come over the network);
 - the episode's script and world are cached (a miss reads them; a model the step needs was
   asked before, on a thread): otherwise nothing is written;
-- this process's episode writer is free (:func:`~judge_service.world.store_writers.writer_if_free`),
-  and the step runs on a connection whose busy timeout is 0
+- this process's episode writer is free
+  (:func:`~judge_service.episodes.store_writers.writer_if_free`), and the step runs on a
+  connection whose busy timeout is 0
   (:func:`~judge_service.core.storage.db.no_wait_connection`): a write lock that another
   thread or process holds fails it at once, before it wrote anything.
 
@@ -24,12 +25,12 @@ from sqlalchemy.exc import OperationalError
 
 from judge_service.core.storage.db import no_wait_connection
 from judge_service.core.storage.outage import find_outage
-from judge_service.world.store_episode_play import Move, NotCached, Stepped, played_in
-from judge_service.world.store_writers import writer_if_free
+from judge_service.episodes.store_play import Move, NotCached, Stepped, played_in
+from judge_service.episodes.store_writers import writer_if_free
 
 
 def play_now(state: Any, move: Move) -> Stepped | None:
-    """:func:`~judge_service.world.store_episode_play.play` here and now, or ``None`` when
+    """:func:`~judge_service.episodes.store_play.play` here and now, or ``None`` when
     it would have to wait for anything."""
     url = state.settings.database_url
     if not url.startswith("sqlite"):

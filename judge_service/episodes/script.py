@@ -12,15 +12,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from judge_service.episodes.user_turns import closest, run_turns
 from judge_service.traces.conversation import Trace, content_text
 from judge_service.traces.entities import canonical
 from judge_service.traces.goals import goals, user_words
 from judge_service.world.actions import tool_schemas
-from judge_service.world.turns import closest, run_turns
 
 
 class Script(BaseModel):
-    """What one task's episode is played from (:mod:`judge_service.world.script`)."""
+    """What one task's episode is played from (:mod:`judge_service.episodes.script`)."""
 
     task_id: str
     goal: str | None = None

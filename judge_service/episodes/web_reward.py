@@ -20,7 +20,7 @@ request. Before submitting, the rewards route's gate is checked (no worker alive
 service stopping: 503).
 
 Only this path sets ``world_verdict``: ``POST /v1/rewards`` refuses a sample that carries it
-(:func:`~judge_service.world.verdicts.refuse_world_verdicts`), so a trainer cannot plant its
+(:func:`~judge_service.episodes.verdicts.refuse_world_verdicts`), so a trainer cannot plant its
 own end-state reward.
 """
 

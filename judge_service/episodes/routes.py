@@ -6,7 +6,7 @@ world are kept loaded in the process: :mod:`judge_service.world.world_cache`), p
 action through the engine and stores the episode again, in one transaction, so a restart of
 ``serve`` loses nothing. A malformed action is the engine's to answer (a tool error in the
 observation). When the episode ends, its verdict is stored with it first, then it goes
-through the normal reward path as one sample (:mod:`judge_service.world.web_episode_reward`).
+through the normal reward path as one sample (:mod:`judge_service.episodes.web_reward`).
 
 A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): arguments bound
 by a plan (``api.lean``), played at once on SQLite when nothing makes it wait (``play_now``;
@@ -33,17 +33,15 @@ from judge_service.core.projects import Scope
 from judge_service.core.storage.db import get_engine
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.core.storage.types import ascii_json
-from judge_service.judging.endpoints import check_spec
-from judge_service.world import store_episode_inputs as inputs
-from judge_service.world import store_episodes as store
-from judge_service.world import wire_episodes as ew
-from judge_service.world.client_models import check_model
-from judge_service.world.client_tools import simulate_calls
-from judge_service.world.client_user import model_user_reply
-from judge_service.world.episode import script_for, start
-from judge_service.world.simulate import GivenAnswers
-from judge_service.world.sources import sources_of
-from judge_service.world.store_episode_play import (
+from judge_service.episodes import store
+from judge_service.episodes import store_inputs as inputs
+from judge_service.episodes import wire as ew
+from judge_service.episodes.client_models import check_model
+from judge_service.episodes.client_tools import simulate_calls
+from judge_service.episodes.client_user import model_user_reply
+from judge_service.episodes.episode import script_for, start
+from judge_service.episodes.sources import sources_of
+from judge_service.episodes.store_play import (
     Move,
     Stepped,
     calls_to_simulate,
@@ -52,9 +50,11 @@ from judge_service.world.store_episode_play import (
     play,
     user_turn_inputs,
 )
-from judge_service.world.store_play_now import play_now
-from judge_service.world.user_model import GivenUser
-from judge_service.world.web_episode_reward import score_episode
+from judge_service.episodes.store_play_now import play_now
+from judge_service.episodes.user import GivenUser
+from judge_service.episodes.web_reward import score_episode
+from judge_service.judging.endpoints import check_spec
+from judge_service.world.simulate import GivenAnswers
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["episodes"], route_class=ParsedBodyRoute)

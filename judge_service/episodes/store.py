@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 from judge_service.core.storage.types import AsciiJSON, UTCDateTime, ascii_json, utcnow
 
 # the routes take the episode writer from here, with the rest of the episode storage
-from judge_service.world.store_writers import one_writer as one_writer
-from judge_service.world.tables_episodes import EpisodeRow, EpisodeScriptRow
+from judge_service.episodes.store_writers import one_writer as one_writer
+from judge_service.episodes.tables import EpisodeRow, EpisodeScriptRow
 
 
 def count_open(*, session: Session, key_id: str) -> int:

@@ -27,7 +27,7 @@ def sources_of(
     *,
     model_user: bool = False,
 ) -> list[dict[str, Any]]:
-    """One source per message, in order (shape: ``wire_episodes.MessageSource``).
+    """One source per message, in order (shape: ``episodes.wire.MessageSource``).
     ``answers`` are the episode's call records (each names its tool message by index);
     ``model_user``: a model played the user after the opening turn, always the traced one."""
     records = {a.get("message"): a for a in answers if isinstance(a.get("message"), int)}

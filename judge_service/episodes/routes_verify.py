@@ -12,8 +12,8 @@ from fastapi import APIRouter, Request
 from judge_service.core.api.body import ParsedBodyRoute
 from judge_service.core.api.deps import AnyKey, ScopeDep, SessionDep
 from judge_service.core.api.error_docs import errors
-from judge_service.world import store_episode_inputs as inputs
-from judge_service.world import wire_episodes as ew
+from judge_service.episodes import store_inputs as inputs
+from judge_service.episodes import wire as ew
 from judge_service.world.verify import verify
 
 router = APIRouter(prefix="/v1", tags=["episodes"], route_class=ParsedBodyRoute)
