@@ -15,13 +15,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from judge_service.core.errors import Conflict
 from judge_service.core.projects import scope_of
 from judge_service.core.storage.db import dispose_engines, session_scope, sqlite_path, upgrade
 from judge_service.episodes import store
 from judge_service.episodes import store_inputs as inputs
 from judge_service.episodes import wire as ew
 from judge_service.episodes.episode import script_for, start
-from judge_service.episodes.store_play import Move, play
+from judge_service.episodes.store_play import Move, may_need_models, play, read_before
 from judge_service.episodes.store_play_now import play_now
 from judge_service.episodes.store_writers import one_writer
 from tests.test_world_episode import _policy, library  # noqa: F401  (the module's fixture)
@@ -130,14 +131,41 @@ def test_postgresql_steps_go_to_a_thread():
     assert play_now(state, Move("e1", ew.EpisodeStep(action={}), SCOPE)) is None
 
 
-def test_the_model_a_step_may_need_is_read_from_the_script_by_a_function() -> None:
-    """``_with_model`` takes what reads a script's model (its ``user_model`` or its
-    ``simulator``), not a model's name: the annotation says what the callers pass."""
-    from collections.abc import Callable
-    from typing import Any, get_type_hints
+def _counted_reads(monkeypatch) -> list[bool]:
+    """Each read of an episode's row for a step, by whether it locked the row."""
+    reads: list[bool] = []
+    read_step = store.read_step
 
-    from judge_service.episodes import store_play
-    from judge_service.episodes.script import Script
+    def counted(connection, episode_id, *, lock=True):
+        reads.append(lock)
+        return read_step(connection, episode_id, lock=lock)
 
-    hints = get_type_hints(store_play._with_model)
-    assert hints["model_of"] == Callable[[Script], dict[str, Any] | None]
+    monkeypatch.setattr(store, "read_step", counted)
+    return reads
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_step_reads_its_episode_row_once(opened, monkeypatch, cached):
+    """Cached and without models: the locked read in the step's transaction. Read before
+    the models (here: the script not cached yet): that read, and none in the transaction."""
+    url, state, episode_id, body = opened
+    reads = _counted_reads(monkeypatch)
+    if not cached:
+        inputs.caches(state).scripts = type(inputs.caches(state).scripts)(4)
+    before = (
+        read_before(state, episode_id, body, SCOPE) if may_need_models(state, episode_id) else None
+    )
+    assert (before is None) is cached
+    assert play(state, Move(episode_id, body, SCOPE, before=before)).observation
+    assert reads == [cached] and _version(url, episode_id) == 1
+
+
+def test_a_step_landing_between_the_read_before_and_the_play_makes_it_a_409(opened):
+    """The read before the models serves the step; a step of the same episode stored in
+    between is not overwritten: this one is refused, nothing of it written."""
+    url, state, episode_id, body = opened
+    before = read_before(state, episode_id, body, SCOPE)
+    assert play(state, Move(episode_id, body, SCOPE)).observation  # the other step
+    with pytest.raises(Conflict, match="at the same time"):
+        play(state, Move(episode_id, body, SCOPE, before=before))
+    assert _version(url, episode_id) == 1

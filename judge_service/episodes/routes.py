@@ -1,12 +1,13 @@
 """Episodes over a world, OpenEnv-style: reset, step and state.
 
 A reset reads the world, the forge task and its runs' traces once, builds the task's script
-and stores it with the episode. A step then reads only the episode's row (the script and the
-world are kept loaded in the process: :mod:`judge_service.world.world_cache`), plays the
-action through the engine and stores the episode again, in one transaction, so a restart of
-``serve`` loses nothing. A malformed action is the engine's to answer (a tool error in the
-observation). When the episode ends, its verdict is stored with it first, then it goes
-through the normal reward path as one sample (:mod:`judge_service.episodes.web_reward`).
+and stores it with the episode. A step then reads only the episode's row, once (the script
+and the world are kept loaded in the process: :mod:`judge_service.world.world_cache`; before
+the models it needs are asked, when it needs any: :mod:`judge_service.episodes.store_play`),
+plays the action through the engine and stores the episode again, in one transaction, so a
+restart of ``serve`` loses nothing. A malformed action is the engine's to answer (a tool
+error in the observation). When the episode ends, its verdict is stored with it first, then
+it goes through the normal reward path as one sample (:mod:`judge_service.episodes.web_reward`).
 
 A step's budget is about 2 ms of the service's CPU (``bench/episodes.py``): arguments bound
 by a plan (``api.lean``), played at once on SQLite when nothing makes it wait (``play_now``;
@@ -29,7 +30,6 @@ from judge_service.core.api.error_docs import errors
 from judge_service.core.api.lean import LeanRoute
 from judge_service.core.api.threads import on_thread
 from judge_service.core.errors import JudgeServiceError, ValidationFailed
-from judge_service.core.projects import Scope
 from judge_service.core.storage.db import get_engine
 from judge_service.core.storage.tables import ApiKeyRow
 from judge_service.core.storage.types import ascii_json
@@ -42,17 +42,17 @@ from judge_service.episodes.client_user import model_user_reply
 from judge_service.episodes.episode import script_for, start
 from judge_service.episodes.sources import sources_of
 from judge_service.episodes.store_play import (
+    Before,
     Move,
     Stepped,
-    calls_to_simulate,
     detail,
     may_need_models,
     play,
-    user_turn_inputs,
+    read_before,
 )
 from judge_service.episodes.store_play_now import play_now
 from judge_service.episodes.user import GivenUser
-from judge_service.episodes.web_reward import score_episode
+from judge_service.episodes.web_reward import EpisodesState, score_episode
 from judge_service.judging.endpoints import check_spec
 from judge_service.world.simulate import GivenAnswers
 
@@ -160,11 +160,13 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
     """Play the agent's assistant message: tool calls are answered by the world, text by
     the simulated user. Once done (the user or the agent ended it, or ``max_turns``), the
     answer carries the end-state verdict and the scored sample, and ``reward``."""
-    state, scope = request.app.state, caller.scope
+    state: EpisodesState = request.app.state
+    scope, before = caller.scope, None
     user, simulator = None, None  # played at once when it need not wait (``play_now``)
-    if may_need_models(state, episode_id):
-        user, simulator = await model_answers(state, episode_id, body, scope)
-    move = Move(episode_id, body, scope, user, simulator)
+    if may_need_models(state, episode_id):  # the step's one read, then the models
+        before = await on_thread(read_before, state, episode_id, body, scope)
+        user, simulator = await model_answers(state, episode_id, before)
+    move = Move(episode_id, body, scope, user, simulator, before)
     played = play_now(state, move) or await on_thread(play, state, move)
     observation = {"messages": played.observation, "sources": played.sources or []}
     if played.verdict is None:  # checked against ew.StepAnswer by the lean route
@@ -174,21 +176,19 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
 
 
 async def model_answers(
-    state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope
+    state: EpisodesState, episode_id: str, before: Before
 ) -> tuple[GivenUser | None, GivenAnswers | None]:
     """The user model's reply and the simulator's answers the step needs, each asked outside
     the step's transaction (``None`` for what it needs none of)."""
     user: GivenUser | None = None
     simulator: GivenAnswers | None = None
-    asked = await on_thread(user_turn_inputs, state, episode_id, body, scope)
-    if asked is not None:  # a model plays the user
-        script, messages, seed = asked
-        text, ends = await model_user_reply(state.settings, script, messages, seed, episode_id)
-        user = GivenUser(text, ends)
-    needed = await on_thread(calls_to_simulate, state, episode_id, body, scope)
-    if needed is not None:  # (e): the model's answers to the calls nothing learned answers
-        world, script, calls, seed = needed
-        simulator = GivenAnswers(await simulate_calls(state.settings, world, script, calls, seed))
+    settings, script = state.settings, before.script
+    if before.user is not None:  # a model plays the user
+        messages, seed = before.user
+        user = GivenUser(*await model_user_reply(settings, script, messages, seed, episode_id))
+    if before.calls is not None:  # (e): the model's answers to the calls nothing learned answers
+        world, calls, seed = before.calls
+        simulator = GivenAnswers(await simulate_calls(settings, world, script, calls, seed))
     return user, simulator
 
 

@@ -83,7 +83,8 @@ Step = namedtuple("Step", STEP)  # type: ignore[misc]
 #: (SQLAlchemy's expression objects, compared and coerced on every construction).
 _BY_ID = TABLE.c.id == bindparam("b_id")
 READ = select(*(TABLE.c[name] for name in COLUMNS)).where(_BY_ID)
-READ_STEP = select(*(TABLE.c[name] for name in STEP)).where(_BY_ID).with_for_update()
+READ_STEP_FREE = select(*(TABLE.c[name] for name in STEP)).where(_BY_ID)
+READ_STEP = READ_STEP_FREE.with_for_update()
 _SCRIPTS = EpisodeScriptRow.__table__
 READ_SCRIPT = select(_SCRIPTS.c.script).where(_SCRIPTS.c.episode_id == bindparam("b_id"))
 _STEP = {
@@ -185,10 +186,11 @@ def read_episode(connection: Connection, episode_id: str) -> Read | None:
     return None if row is None else Read(*row)
 
 
-def read_step(connection: Connection, episode_id: str) -> Step | None:
+def read_step(connection: Connection, episode_id: str, *, lock: bool = True) -> Step | None:
     """The episode's :data:`STEP`, its row locked until the transaction ends on PostgreSQL
-    (SQLite has no row locks: the version check stands in)."""
-    row = _run(connection, READ_STEP, {"b_id": episode_id})
+    (SQLite has no row locks: the version check stands in); ``lock=False``: not locked, for
+    a read before a step's models are asked (its write then stands on the version alone)."""
+    row = _run(connection, READ_STEP if lock else READ_STEP_FREE, {"b_id": episode_id})
     return None if row is None else Step(*row)
 
 

@@ -8,13 +8,14 @@ a trace task of the world's jobs, or has no reference end state, is 422 naming `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from judge_service.core.errors import Conflict, NotFound, ValidationFailed
 from judge_service.core.projects import Scope
+from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
 from judge_service.forge import store as forge_store
 from judge_service.forge.tables import ForgeJobRow, ForgeTaskRow
@@ -24,7 +25,16 @@ from judge_service.world.world import World
 from judge_service.world.world_cache import WorldCache
 
 
-def caches(state: Any) -> WorldCache:
+class EpisodeState(Protocol):
+    """What the episodes' storage reads of the app's ``state``: the settings and the cache
+    of loaded worlds and scripts (made on first use: :func:`caches`). The routes' whole
+    state is ``web_reward.EpisodesState``."""
+
+    settings: Settings
+    world_cache: WorldCache
+
+
+def caches(state: EpisodeState) -> WorldCache:
     """The app's cache of loaded worlds (``app.state``), made on first use."""
     cache = getattr(state, "world_cache", None)
     if cache is None:

@@ -1,14 +1,19 @@
 """A step's transaction and an episode's reading, for the episode routes.
 
-A step reads the episode's row with a lock, plays the action through the engine, and stores
-the episode again (with the verdict, when it ends) over the version it read, all in one
-transaction; the script and the world come from the process's cache
-(:mod:`judge_service.world.world_cache`), so a step reads one row and writes it once.
+**A step reads its episode's row once.** With no model to ask first (the script is cached
+and names no model the action needs), :func:`play` reads the row locked, plays the action
+through the engine and stores the episode again (with the verdict, when it ends) over the
+version it read, all in one transaction. When a model must answer first (the user's reply,
+the simulator's answers) or the script is not cached yet, :func:`read_before` reads the row,
+unlocked, before the models are asked (a lock is never held across their call), and that
+read serves the step: :func:`play` stores over its version without reading again, so a step
+of the same episode landing in between makes this one a 409, never a play of answers asked
+for a state that is gone. The script and the world come from the process's cache
+(:mod:`judge_service.world.world_cache`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -22,9 +27,11 @@ from judge_service.episodes import store_inputs as inputs
 from judge_service.episodes import wire as ew
 from judge_service.episodes.episode import Episode, Script, act, entities_of, finish
 from judge_service.episodes.sources import sources_of
+from judge_service.episodes.store_inputs import EpisodeState
 from judge_service.episodes.user import SimulatedUser
 from judge_service.traces.conversation import content_text
 from judge_service.world.simulate import Recorder, ToolSimulator
+from judge_service.world.world import World
 
 
 @dataclass
@@ -50,20 +57,34 @@ def visible(row: RowT | None, scope: Scope, episode_id: str) -> RowT:
 
 
 @dataclass(frozen=True)
+class Before:
+    """What a step read before its models were asked (:func:`read_before`): the row and the
+    script, and what the models must answer: the user's (the messages it answers and the
+    seed) and the simulator's (the world, the calls nothing learned answers with the state
+    each meets, and the seed); ``None`` for a model the step needs nothing of."""
+
+    row: store.Step
+    script: Script
+    user: tuple[list[dict[str, Any]], int] | None = None
+    calls: tuple[World, list[tuple[Any, Any]], int] | None = None
+
+
+@dataclass(frozen=True)
 class Move:
-    """A step to play: the episode, the agent's action, the caller's scope, and the answers
-    of the models the step needs (asked before its transaction)."""
+    """A step to play: the episode, the agent's action, the caller's scope, the answers of
+    the models the step needs (asked before its transaction), and what was read for them."""
 
     episode_id: str
     body: ew.EpisodeStep
     scope: Scope
     user: SimulatedUser | None = None
     simulator: ToolSimulator | None = None
+    before: Before | None = None
 
 
-def play(state: Any, move: Move) -> Stepped:
-    """One step in one transaction: the row locked, the action played, the episode stored
-    (with the verdict when it ends)."""
+def play(state: EpisodeState, move: Move) -> Stepped:
+    """One step in one transaction: the row read locked (unless :func:`read_before` read
+    it), the action played, the episode stored (with the verdict when it ends)."""
     url = state.settings.database_url
     with store.one_writer(url), get_engine(url).begin() as connection:
         return played_in(connection, state, move)
@@ -74,27 +95,29 @@ class NotCached(Exception):
 
 
 def played_in(
-    connection: Connection, state: Any, move: Move, *, cached_only: bool = False
+    connection: Connection, state: EpisodeState, move: Move, *, cached_only: bool = False
 ) -> Stepped:
     """:func:`play`'s work in ``connection``'s transaction. ``cached_only``: raise
     :class:`NotCached` rather than read the world or the script (before writing anything)."""
-    episode_id = move.episode_id
+    episode_id, before = move.episode_id, move.before
     cache, url = inputs.caches(state), state.settings.database_url
-    row = visible(store.read_step(connection, episode_id), move.scope, episode_id)
+    if before is None:
+        row = visible(store.read_step(connection, episode_id), move.scope, episode_id)
+    else:
+        row = before.row
     if row.status != "open":
         raise Conflict(
             f"episode {episode_id!r} is done: open another with a reset",
             detail={"id": episode_id, "status": row.status},
         )
     if cached_only:
-        world, script = cache.worlds.peek(row.world_id), cache.scripts.peek(episode_id)
+        world = cache.worlds.peek(row.world_id)
+        script = before.script if before is not None else cache.scripts.peek(episode_id)
         if world is None or script is None:
             raise NotCached
     else:
         world = inputs.loaded_world(cache, url, row.world_id)
-        script = cache.scripts.get(
-            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
-        )
+        script = before.script if before is not None else _script(state, connection, episode_id)
     before = Episode.model_validate(row.episode)
     episode, observation = act(
         world,
@@ -126,16 +149,20 @@ def played_in(
     return Stepped(observation, episode, row, verdict, sources)
 
 
-def detail(state: Any, episode_id: str, scope: Scope) -> dict[str, Any]:
+def _script(state: EpisodeState, connection: Connection, episode_id: str) -> Script:
+    """The episode's script: cached, else read on ``connection`` (and cached)."""
+    return inputs.caches(state).scripts.get(
+        episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
+    )
+
+
+def detail(state: EpisodeState, episode_id: str, scope: Scope) -> dict[str, Any]:
     url = state.settings.database_url
     with get_engine(url).connect() as connection:
         row = visible(store.read_episode(connection, episode_id), scope, episode_id)
-        cache = inputs.caches(state)
-        script = cache.scripts.get(
-            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
-        )
+        script = _script(state, connection, episode_id)
     episode = Episode.model_validate(row.episode)
-    world = inputs.loaded_world(cache, url, row.world_id)
+    world = inputs.loaded_world(inputs.caches(state), url, row.world_id)
     model_user = script.user_model is not None
     return {
         "id": row.id,
@@ -165,7 +192,7 @@ def to_the_user(action: Any, end: bool) -> bool:
     return bool(content_text(action.get("content")).strip())
 
 
-def may_need_models(state: Any, episode_id: str) -> bool:
+def may_need_models(state: EpisodeState, episode_id: str) -> bool:
     """Whether a step may need a model's answer first: the episode's script is not cached
     (unknown until read), or it names a user model or a simulator. No I/O, so the event loop
     asks it: a step of a cached script without models then hops to a thread only to play."""
@@ -173,57 +200,25 @@ def may_need_models(state: Any, episode_id: str) -> bool:
     return cached is None or cached.user_model is not None or cached.simulator is not None
 
 
-def _with_model(
-    state: Any, episode_id: str, scope: Scope, model_of: Callable[[Script], dict[str, Any] | None]
-) -> tuple[store.Read, Script] | None:
-    """The open episode's row and script when its script names the model ``model_of`` reads
-    (its ``user_model`` or its ``simulator``); else ``None``. A script already cached without
-    one costs no read, so a step without models pays nothing for this."""
-    cache, url = inputs.caches(state), state.settings.database_url
-    cached = cache.scripts.peek(episode_id)
-    if cached is not None and model_of(cached) is None:
-        return None
-    with get_engine(url).connect() as connection:
-        row = visible(store.read_episode(connection, episode_id), scope, episode_id)
-        script = cache.scripts.get(
-            episode_id, lambda: Script.model_validate(store.read_script(connection, episode_id))
-        )
-    if model_of(script) is None or row.status != "open":
-        return None
-    return row, script
-
-
-def user_turn_inputs(
-    state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope
-) -> tuple[Script, list[dict[str, Any]], int] | None:
-    """For an episode whose user a model plays, when ``body`` goes to the user: the script,
-    the messages the user will answer (the action included) and the seed; else ``None``."""
-    if not to_the_user(body.action, body.end):
-        return None
-    found = _with_model(state, episode_id, scope, lambda s: s.user_model)
-    if found is None:
-        return None
-    row, script = found
-    episode = Episode.model_validate(row.episode)
-    action = {"role": "assistant", "content": content_text(body.action.get("content"))}
-    return script, [*episode.messages, action], episode.seed
-
-
-def calls_to_simulate(
-    state: Any, episode_id: str, body: ew.EpisodeStep, scope: Scope
-) -> tuple[Any, Script, list[tuple[Any, Any]], int] | None:
-    """For an episode with a simulator model, when ``body`` calls tools: a dry run of the
-    action (outside any transaction) finds the calls nothing learned answers, each with the
-    state it meets: ``(world, script, those calls, seed)``; else ``None``."""
-    action = body.action
-    if not isinstance(action, dict) or not action.get("tool_calls"):
-        return None
-    found = _with_model(state, episode_id, scope, lambda s: s.simulator)
-    if found is None:
-        return None
-    row, script = found
-    world = inputs.loaded_world(inputs.caches(state), state.settings.database_url, row.world_id)
-    episode = Episode.model_validate(row.episode)
-    recorder = Recorder()
-    act(world, script, episode, action, end=body.end, simulator=recorder)
-    return (world, script, recorder.asked, episode.seed) if recorder.asked else None
+def read_before(state: EpisodeState, episode_id: str, body: ew.EpisodeStep, scope: Scope) -> Before:
+    """The step's one read when :func:`may_need_models`: the row (not locked) and the
+    script, and what the models must answer: for a user model, when ``body`` goes to the
+    user, the messages it answers (the action included); for a simulator, when ``body``
+    calls tools, the calls nothing learned answers, found by a dry run of the action
+    (outside any transaction). A done episode asks nothing (its step is a 409)."""
+    with get_engine(state.settings.database_url).connect() as connection:
+        row = visible(store.read_step(connection, episode_id, lock=False), scope, episode_id)
+        script = _script(state, connection, episode_id)
+    if row.status != "open":
+        return Before(row, script)
+    action, episode = body.action, Episode.model_validate(row.episode)
+    user = calls = None
+    if script.user_model is not None and to_the_user(action, body.end):
+        said = {"role": "assistant", "content": content_text(action.get("content"))}
+        user = ([*episode.messages, said], episode.seed)
+    if script.simulator is not None and isinstance(action, dict) and action.get("tool_calls"):
+        world = inputs.loaded_world(inputs.caches(state), state.settings.database_url, row.world_id)
+        recorder = Recorder()
+        act(world, script, episode, action, end=body.end, simulator=recorder)
+        calls = (world, recorder.asked, episode.seed) if recorder.asked else None
+    return Before(row, script, user, calls)

@@ -19,17 +19,16 @@ Otherwise :func:`play_now` answers ``None`` and the route plays the step on a th
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.exc import OperationalError
 
 from judge_service.core.storage.db import no_wait_connection
 from judge_service.core.storage.outage import find_outage
+from judge_service.episodes.store_inputs import EpisodeState
 from judge_service.episodes.store_play import Move, NotCached, Stepped, played_in
 from judge_service.episodes.store_writers import writer_if_free
 
 
-def play_now(state: Any, move: Move) -> Stepped | None:
+def play_now(state: EpisodeState, move: Move) -> Stepped | None:
     """:func:`~judge_service.episodes.store_play.play` here and now, or ``None`` when
     it would have to wait for anything."""
     url = state.settings.database_url

@@ -1,13 +1,30 @@
 """An ended episode through the normal reward path: one sample of its run's step.
 
-The episode's trajectory becomes one sample of ``run_id``/``step``: id the episode's, prompt
-its opening (the messages up to and including the first user turn: the system prompt and
-that turn), completion the rest, ``group_id`` the task (so a GRPO group of one task has group
-statistics and the run's tiers see the task), metadata ``{"world_verdict": <the verdict>}``.
-It is scored by the plugin judge ``world_end_state`` (1.0 or 0.0 from the verdict; masked
-when the world could not decide) and audited by the default detectors plus ``world_claims``
-(a claim of success the end state contradicts). The run page, tiers and review then see
-episodes as they see any sample.
+**The chain, from the end state to the reward** (drawn in docs/world.md, "The reward, step
+by step"):
+
+1. :func:`judge_service.world.verify.end_state_verdict`: the end state against the task's
+   reference (pure; the world's part).
+2. :func:`judge_service.episodes.episode.finish`: the episode's verdict (its tool answers as
+   the call records: a write only a model could answer leaves it undetermined).
+3. :func:`judge_service.episodes.store_play.played_in`: the verdict stored with the episode,
+   in the step's transaction.
+4. :func:`judge_service.episodes.routes.scored` calls :func:`score_episode` (here): the
+   episode as one sample, submitted through ``app.state.submit_rewards``.
+5. The queue: the batch stored and dispatched (``core.worker.dispatch``), scored by a
+   worker's ``scoring.job.score_batch``.
+6. The plugin judge ``world_end_state`` (``plugins/judges/world_end_state.py``): 1.0 or 0.0
+   from the verdict; masked when the world could not decide.
+7. The audit: the default detectors plus ``world_claims`` (a claim of success the end state
+   contradicts), their penalty applied to the score.
+8. :func:`judge_service.episodes.routes.reward_of`: the scored sample's reward when it is
+   valid, else the verdict's.
+
+The sample: id the episode's, prompt its opening (the messages up to and including the first
+user turn: the system prompt and that turn), completion the rest, ``group_id`` the task (so
+a GRPO group of one task has group statistics and the run's tiers see the task), metadata
+``{"world_verdict": <the verdict>}``. The run page, tiers and review then see episodes as
+they see any sample.
 
 **Why through ``app.state.submit_rewards``.** There is one submission path (validate, store,
 dispatch, wait, answer: ``scoring/web_submission.py``), and an episode's sample must take it,
@@ -16,30 +33,57 @@ layer, which no other feature may import (``tests/test_feature_rules.py``), and 
 the core would move scoring's whole request handling with it. So the core's app, the one
 place that wires features together, hands it to every feature as ``app.state.submit_rewards``
 (as it hands them ``dispatcher`` and ``registry``); this module reaches it through the
-request. Before submitting, the rewards route's gate is checked (no worker alive, the
-service stopping: 503).
+request (typed by :class:`EpisodesState`). Before submitting, the rewards route's gate is
+checked (no worker alive, the service stopping: 503).
 
 Only this path sets ``world_verdict``: ``POST /v1/rewards`` refuses a sample that carries it
-(:func:`~judge_service.episodes.verdicts.refuse_world_verdicts`), so a trainer cannot plant its
-own end-state reward.
+(:func:`~judge_service.episodes.verdicts.refuse_world_verdicts`), so a trainer cannot plant
+its own end-state reward.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from judge_service import wire
 from judge_service.audit.detectors import resolve_detectors
+from judge_service.core.api.state import ServiceState
 from judge_service.core.api.worker_gate import check_worker
 from judge_service.core.projects import Scope, scope_of
 from judge_service.domain import WORLD_VERDICT
+from judge_service.episodes.store_inputs import EpisodeState
 
 JUDGE = "world_end_state"
 DETECTOR = "world_claims"
+
+
+class Submitted(Protocol):
+    """What the rewards path answers (``scoring.web_submission.Answer``), as read here."""
+
+    status: str
+    batch_id: str
+    results: Any
+
+    def to_json(self) -> str: ...
+
+
+class SubmitRewards(Protocol):
+    """``app.state.submit_rewards``: ``POST /v1/rewards``'s validate, store, dispatch, wait."""
+
+    def __call__(
+        self, body: wire.RewardRequest, *, state: Any, key: Any, scope: Scope
+    ) -> Awaitable[Submitted]: ...
+
+
+class EpisodesState(ServiceState, EpisodeState, Protocol):
+    """The app's ``state`` as the episode routes read it: the service's parts, the cache of
+    loaded worlds and scripts, and the rewards path an ended episode is scored by."""
+
+    submit_rewards: SubmitRewards
 
 
 def split_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[dict]]:
@@ -83,7 +127,7 @@ def episode_request(
     )
 
 
-def episode_detectors(state: Any) -> list[str]:
+def episode_detectors(state: EpisodesState) -> list[str]:
     """The service's default detectors (``JS_DETECTORS``, else every installed one that
     calls no model), with ``world_claims`` added when they leave it out."""
     names = resolve_detectors(None, settings=state.settings, registry=state.registry)
@@ -118,7 +162,7 @@ async def score_episode(
     stopped before it was scored. ``task_id`` groups the sample; ``project`` is the
     episode's (default: the caller's, as ``?project=`` names it). Raises the rewards route's
     errors (503 with no worker, 409 on a reused idempotency key)."""
-    state = request.app.state
+    state: EpisodesState = request.app.state
     scope = Scope(project, project) if project else scope_of(key.project, _asked(request))
     try:
         body = episode_request(
