@@ -99,12 +99,12 @@ def played_in(
 ) -> Stepped:
     """:func:`play`'s work in ``connection``'s transaction. ``cached_only``: raise
     :class:`NotCached` rather than read the world or the script (before writing anything)."""
-    episode_id, before = move.episode_id, move.before
+    episode_id, read = move.episode_id, move.before
     cache, url = inputs.caches(state), state.settings.database_url
-    if before is None:
+    if read is None:
         row = visible(store.read_step(connection, episode_id), move.scope, episode_id)
     else:
-        row = before.row
+        row = read.row
     if row.status != "open":
         raise Conflict(
             f"episode {episode_id!r} is done: open another with a reset",
@@ -112,12 +112,12 @@ def played_in(
         )
     if cached_only:
         world = cache.worlds.peek(row.world_id)
-        script = before.script if before is not None else cache.scripts.peek(episode_id)
+        script = read.script if read is not None else cache.scripts.peek(episode_id)
         if world is None or script is None:
             raise NotCached
     else:
         world = inputs.loaded_world(cache, url, row.world_id)
-        script = before.script if before is not None else _script(state, connection, episode_id)
+        script = read.script if read is not None else _script(state, connection, episode_id)
     before = Episode.model_validate(row.episode)
     episode, observation = act(
         world,
