@@ -5,9 +5,9 @@
 
 Private Redis and PostgreSQL on spare ports, the fake judge at 200 ms a call, real
 ``judge-service serve`` and ``judge-service worker`` processes: the rig of
-``tests/chaos_support.py``, which ``tests/test_chaos.py`` runs with assertions. Each line says
-kills, restarts, samples, how many were scored, masked, lost and duplicated, and the seconds
-from the last fault until every batch was done.
+``tests/chaos_support.py``, which ``tests/service/test_chaos.py`` runs with assertions.
+Each line says kills, restarts, samples, how many were scored, masked, lost and duplicated,
+and the seconds from the last fault until every batch was done.
 """
 
 from __future__ import annotations

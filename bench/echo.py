@@ -56,7 +56,7 @@ from bench.common import cli, service_env, start_service
 from bench.episodes import build_world, retail_traces
 from judge_service.judging.local_model import default_model_path
 from judge_service.traces.conversation import parse_traces
-from tests.test_world_episodes_api import replay_actions
+from tests.episodes.test_world_episodes_api import replay_actions
 from trainer_bridge import echo
 from trainer_bridge.episodes import EpisodeClient
 from trainer_bridge.trl_episodes import USER_TOOL, WorldEpisodes

@@ -8,7 +8,7 @@ same database, as a world is served long after it was built (the build's leftove
 otherwise sit in the measured process's heap), and the forge's trace tasks that have a
 reference end state are played by a scripted policy: the traced agent's assistant messages
 replayed, from the run whose user the episode replays (the same policy as
-``tests/test_world_episodes_api.py``). Nothing calls a model: tools are answered by paths
+``tests/episodes/test_world_episodes_api.py``). Nothing calls a model: tools are answered by paths
 (a)-(d), the user is the replay user.
 
 CPU is the serve process's own, all threads: the sum of ``/proc/<pid>/task/*/schedstat``
@@ -116,7 +116,7 @@ import httpx
 
 from bench.common import BIN, Child, cli, free_port, service_env, start_service, wait_http
 from judge_service.traces.conversation import Trace, parse_traces
-from tests.test_world_episodes_api import replay_actions
+from tests.episodes.test_world_episodes_api import replay_actions
 
 ROOT = Path(__file__).resolve().parents[1]
 RETAIL = ROOT / "data" / "retail"

@@ -1,6 +1,6 @@
 """A long schemathesis run over the API, with an admin key: requests sent, and how many 5xx.
 
-The same run as ``tests/test_fuzz_api.py`` (real ``judge-service serve``, embedded on
+The same run as ``tests/service/test_fuzz_api.py`` (real ``judge-service serve``, embedded on
 SQLite, a judge that calls no model), for longer: fuzzing and stateful phases repeat
 until the time is spent. Prints the count of requests by status and every 5xx.
 

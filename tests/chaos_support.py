@@ -1,6 +1,6 @@
 """The chaos rig: private Redis and PostgreSQL, real API and worker processes, faults on demand.
 
-Shared by ``tests/test_chaos.py`` and ``bench/chaos.py``. Everything runs on spare ports in
+Shared by ``tests/service/test_chaos.py`` and ``bench/chaos.py``. Everything runs on spare ports in
 temporary folders, never on the shared 5432/6379 servers: the faults (``shutdown nosave``,
 ``pg_ctl stop``) would hit every other user of those. The only fake is the OpenAI-compatible
 judge of ``tests/fakes``; the service under test is the real ``judge-service serve`` and
@@ -47,7 +47,8 @@ from tests.private_postgres import private_postgres
 JUDGE_LATENCY_S = 0.2
 #: Figures of every scenario run in this process, for the terminal summary.
 FIGURES: list[Figures] = []
-#: Where a test run appends them (``tests/test_chaos.py`` sets it under pytest's temp folder).
+#: Where a test run appends them (``tests/service/test_chaos.py`` sets it under pytest's
+#: temp folder).
 FIGURES_PATH: Path | None = None
 
 

@@ -279,7 +279,8 @@ def _figure_lines() -> list[str]:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The chaos suite's figures (tests/test_chaos.py), in the output even without ``-s``."""
+    """The chaos suite's figures (tests/service/test_chaos.py), in the output even without
+    ``-s``."""
     lines = _figure_lines() + _FIGURES_FROM_WORKERS
     if lines:
         terminalreporter.section("chaos figures")

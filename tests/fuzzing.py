@@ -1,6 +1,6 @@
 """Fuzzing a running service with schemathesis from its own ``/openapi.json``, with a key.
 
-Shared by ``tests/test_fuzz_api.py`` (a short run) and ``bench/fuzz_api.py`` (a long one).
+Shared by ``tests/service/test_fuzz_api.py`` (a short run) and ``bench/fuzz_api.py`` (a long one).
 Requests and answers are read back from schemathesis' HAR report, so the counts are
 those of requests that really went out.
 """

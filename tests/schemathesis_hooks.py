@@ -1,4 +1,4 @@
-"""Schemathesis hooks for ``tests/test_fuzz_api.py`` (loaded through ``SCHEMATHESIS_HOOKS``).
+"""Schemathesis hooks for ``tests/service/test_fuzz_api.py`` (through ``SCHEMATHESIS_HOOKS``).
 
 The forge uploads take JSONL (``application/x-ndjson``), which schemathesis cannot send
 by itself: generated values go out as one JSON document per line.

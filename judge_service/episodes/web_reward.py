@@ -29,12 +29,12 @@ they see any sample.
 **Why through ``app.state.submit_rewards``.** There is one submission path (validate, store,
 dispatch, wait, answer: ``scoring/web_submission.py``), and an episode's sample must take it,
 with the wait and deadline of ``POST /v1/rewards``. That module is the scoring feature's web
-layer, which no other feature may import (``tests/test_feature_rules.py``), and moving it into
-the core would move scoring's whole request handling with it. So the core's app, the one
-place that wires features together, hands it to every feature as ``app.state.submit_rewards``
-(as it hands them ``dispatcher`` and ``registry``); this module reaches it through the
-request (typed by :class:`EpisodesState`). Before submitting, the rewards route's gate is
-checked (no worker alive, the service stopping: 503).
+layer, which no other feature may import (``tests/project/test_feature_rules.py``), and
+moving it into the core would move scoring's whole request handling with it. So scoring's
+declaration (``scoring/feature.py``, ``setup_app``) puts it on the app as
+``app.state.submit_rewards``, beside the core's ``dispatcher`` and ``registry``; this module
+reaches it through the request (typed by :class:`EpisodesState`). Before submitting, the
+rewards route's gate is checked (no worker alive, the service stopping: 503).
 
 Only this path sets ``world_verdict``: ``POST /v1/rewards`` refuses a sample that carries it
 (:func:`~judge_service.episodes.verdicts.refuse_world_verdicts`), so a trainer cannot plant

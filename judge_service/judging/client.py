@@ -342,7 +342,7 @@ async def _let_sends_go() -> None:
     will queue). Without them, the requests that hold a slot wait on the wire behind the
     preparation of every call that will queue for one, and each later round behind the work
     on the replies of the round before: a trainer's step waits for CPU work, not for the
-    judges. ``tests/test_llm_client.py`` checks the order; the figures and how they were
+    judges. ``tests/judging/test_llm_client.py`` checks the order; the figures and how they were
     found: docs/benchmarks.md (the GRPO wait).
     """
     await asyncio.sleep(0)

@@ -1,0 +1,1 @@
+"""Tests of trainer_bridge: the client and the trainer adapters."""

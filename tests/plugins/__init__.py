@@ -1,0 +1,1 @@
+"""Tests of the built-in plugins (judges, aggregators) and the plugin contracts."""

@@ -1,0 +1,1 @@
+"""Tests of the project as a whole: its rules, packaging and README."""
