@@ -67,7 +67,7 @@ class TooManyEpisodes(JudgeServiceError):
     code = "too_many_episodes"
 
 
-TOO_MANY = {
+TOO_MANY: dict[int | str, dict[str, Any]] = {
     429: {
         "model": wire.ErrorBody,
         "description": "The key holds JS_EPISODES_OPEN_PER_KEY open episodes: end one first",
@@ -167,7 +167,9 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
         before = await on_thread(read_before, state, episode_id, body, scope)
         user, simulator = await model_answers(state, episode_id, before)
     move = Move(episode_id, body, scope, user, simulator, before)
-    played = play_now(state, move) or await on_thread(play, state, move)
+    played = play_now(state, move)
+    if played is None:
+        played = await on_thread(play, state, move)
     observation = {"messages": played.observation, "sources": played.sources or []}
     if played.verdict is None:  # checked against ew.StepAnswer by the lean route
         return {"observation": observation, "done": False, "reward": None}

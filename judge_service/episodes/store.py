@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections import namedtuple
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple, cast
 
 import pydantic_core
 from pydantic import BaseModel
-from sqlalchemy import Connection, Dialect, Executable, Text, bindparam, func, select, update
+from sqlalchemy import Connection, Dialect, Table, Text, bindparam, func, select, update
+from sqlalchemy.engine.interfaces import DBAPICursor, DBAPIModule
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.expression import ClauseElement
 
 from judge_service.core.storage.types import AsciiJSON, UTCDateTime, ascii_json, utcnow
 
@@ -68,24 +71,52 @@ def create_episode(
     return row
 
 
+class Read(NamedTuple):
+    """What a state read needs of an episode's row (not its script: that is cached)."""
+
+    id: str
+    world_id: str
+    task_id: str
+    project: str
+    run_id: str | None
+    step: int | None
+    seed: int
+    status: str
+    version: int
+    episode: dict[str, Any]
+    result: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Step(NamedTuple):
+    """What a step reads: what it checks and the reward path names, and the episode's JSON."""
+
+    id: str
+    world_id: str
+    task_id: str
+    project: str
+    run_id: str | None
+    step: int | None
+    status: str
+    version: int
+    episode: dict[str, Any]
+
+
 #: The table, not the mapped class: statements over it skip the ORM's per-call work.
-TABLE = EpisodeRow.__table__
-#: What a state read needs of an episode's row (not its script: that is cached).
-COLUMNS = (
-    "id", "world_id", "task_id", "project", "run_id", "step", "seed", "status", "version",
-    "episode", "result", "created_at", "updated_at",
-)  # fmt: skip
-#: What a step reads: what it checks and the reward path names, and the episode's JSON.
-STEP = ("id", "world_id", "task_id", "project", "run_id", "step", "status", "version", "episode")
-Read = namedtuple("Read", COLUMNS)  # type: ignore[misc]
-Step = namedtuple("Step", STEP)  # type: ignore[misc]
+#: (SQLAlchemy types a mapped class's ``__table__`` as any ``FromClause``, but a class
+#: declared with a ``__tablename__`` maps a ``Table``.)
+TABLE = cast(Table, EpisodeRow.__table__)
+#: The columns a read and a step select, in their rows' order.
+COLUMNS = Read._fields
+STEP = Step._fields
 #: Statements built once, with bound parameters: building one costs more than running it
 #: (SQLAlchemy's expression objects, compared and coerced on every construction).
 _BY_ID = TABLE.c.id == bindparam("b_id")
 READ = select(*(TABLE.c[name] for name in COLUMNS)).where(_BY_ID)
 READ_STEP_FREE = select(*(TABLE.c[name] for name in STEP)).where(_BY_ID)
 READ_STEP = READ_STEP_FREE.with_for_update()
-_SCRIPTS = EpisodeScriptRow.__table__
+_SCRIPTS = cast(Table, EpisodeScriptRow.__table__)
 READ_SCRIPT = select(_SCRIPTS.c.script).where(_SCRIPTS.c.episode_id == bindparam("b_id"))
 _STEP = {
     "episode": bindparam("p_episode", type_=Text()),  # the text of :func:`model_text`
@@ -112,8 +143,9 @@ class Lean:
     they are stored and read exactly as through SQLAlchemy; a DBAPI error is raised as
     SQLAlchemy raises it (its outage handling reads those)."""
 
-    def __init__(self, statement: Executable, dialect: Dialect) -> None:
+    def __init__(self, statement: ClauseElement, dialect: Dialect) -> None:
         compiled = statement.compile(dialect=dialect)
+        assert isinstance(compiled, SQLCompiler)  # a SELECT's or an UPDATE's (not DDL's)
         self.sql = compiled.string
         self.order = tuple(compiled.positiontup or ()) if compiled.positional else None
         self.binds = {
@@ -148,7 +180,9 @@ class Lean:
         return tuple(v if p is None else p(v) for v, p in zip(row, self.results, strict=True))
 
 
-def _as_sqlalchemy(connection: Connection, cursor: Any, sql: str, error: Exception) -> Exception:
+def _as_sqlalchemy(
+    connection: Connection, cursor: DBAPICursor, sql: str, error: DBAPIModule.Error
+) -> Exception:
     """``error`` as SQLAlchemy's execution raises it: wrapped, and the connection dropped
     from the pool when the server went away."""
     dialect = connection.dialect
@@ -161,11 +195,11 @@ def _as_sqlalchemy(connection: Connection, cursor: Any, sql: str, error: Excepti
 
 
 @functools.lru_cache(maxsize=64)
-def _lean(statement: Executable, dialect: Dialect) -> Lean:
+def _lean(statement: ClauseElement, dialect: Dialect) -> Lean:
     return Lean(statement, dialect)
 
 
-def _run(connection: Connection, statement: Executable, values: dict[str, Any]) -> Any:
+def _run(connection: Connection, statement: ClauseElement, values: dict[str, Any]) -> Any:
     return _lean(statement, connection.dialect).run(connection, values)
 
 

@@ -213,7 +213,7 @@ def read_before(state: EpisodeState, episode_id: str, body: ew.EpisodeStep, scop
         return Before(row, script)
     action, episode = body.action, Episode.model_validate(row.episode)
     user = calls = None
-    if script.user_model is not None and to_the_user(action, body.end):
+    if script.user_model is not None and isinstance(action, dict) and to_the_user(action, body.end):
         said = {"role": "assistant", "content": content_text(action.get("content"))}
         user = ([*episode.messages, said], episode.seed)
     if script.simulator is not None and isinstance(action, dict) and action.get("tool_calls"):
