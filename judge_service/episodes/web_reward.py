@@ -37,7 +37,7 @@ reaches it through the request (typed by :class:`EpisodesState`). Before submitt
 rewards route's gate is checked (no worker alive, the service stopping: 503).
 
 Only this path sets ``world_verdict``: ``POST /v1/rewards`` refuses a sample that carries it
-(:func:`~judge_service.episodes.verdicts.refuse_world_verdicts`), so a trainer cannot plant
+(:func:`~judge_service.scoring.world_verdicts.refuse_world_verdicts`), so a trainer cannot plant
 its own end-state reward.
 """
 

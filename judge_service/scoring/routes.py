@@ -13,8 +13,8 @@ from judge_service.core.api.body import ParsedBodyRoute
 from judge_service.core.api.deps import AnyKey, ScopeDep, TrainerKey
 from judge_service.core.api.error_docs import errors
 from judge_service.core.api.worker_gate import WorkerAlive
-from judge_service.episodes.verdicts import refuse_world_verdicts
 from judge_service.scoring.web_submission import Answer, read, settle, submit_and_wait
+from judge_service.scoring.world_verdicts import refuse_world_verdicts
 
 router = APIRouter(prefix="/v1", tags=["rewards"], route_class=ParsedBodyRoute)
 
