@@ -19,8 +19,8 @@ from judge_service.forge.tables import ForgeJobRow, TaskFamilyRow
 from judge_service.forge.trace_tasks import TraceFamily
 from judge_service.review import store_review as review
 from judge_service.review.client_mining import mine_with_model
-from judge_service.review.evidence import rollout_evidence
 from judge_service.review.mining import MiningRollout
+from judge_service.review.queue_mined import enqueue_mined
 from judge_service.rubrics import store as rubrics
 
 log = logging.getLogger(__name__)
@@ -53,8 +53,9 @@ def enqueue_family(
     return None if row is None else row.id
 
 
-def family_rollouts(family: TraceFamily) -> list[MiningRollout]:
-    """Each candidate of the family as a rollout: failed ones at reward 0, the rest at 1."""
+def family_rollouts(family: TraceFamily, job_id: str) -> list[MiningRollout]:
+    """Each candidate of the family as a rollout of the job (``forge:<job>`` stands for its
+    batch in the evidence): failed ones at reward 0, the rest at 1."""
     rollouts = []
     for task in family.tasks:
         for candidate in [task.first, *task.merged]:
@@ -66,7 +67,7 @@ def family_rollouts(family: TraceFamily) -> list[MiningRollout]:
             )
             reward = 0.0 if candidate.failures else 1.0
             outcome = Outcome(id=ref, reward=reward, raw_reward=reward, valid=True)
-            rollouts.append(MiningRollout(ref, "forge", sample, outcome))
+            rollouts.append(MiningRollout(ref, f"forge:{job_id}", sample, outcome))
     return rollouts
 
 
@@ -116,7 +117,7 @@ def mine_families(
     summaries = []
     job = {"id": job_id, "model": options.get("miner"), "max_items": options.get("max_items", 3)}
     for index, (family_id, family) in enumerate(failed):
-        rollouts = family_rollouts(family)
+        rollouts = family_rollouts(family, job_id)
         try:
             result, _, model = asyncio.run(
                 mine_with_model(
@@ -138,43 +139,23 @@ def mine_families(
         item_ids = []
         with session_scope() as session:
             for n, item in enumerate(result.items):
-                shown = item.cited or result.failures[:3]
-                row = review.enqueue_item(
+                item_id = enqueue_mined(
                     session=session,
                     project=project,
-                    kind="rubric_item",
+                    rubric=rubric,
+                    item=item,
+                    result=result,
+                    rollouts=by_ref,
                     dedupe_key=f"rubric_item:forge:{job_id}:{family_id}:{n}",
-                    rubric=rubric.name,
-                    priority=0.5,
                     payload={
-                        "rubric": rubric.name,
-                        "base_version": rubric.version,
-                        "criterion": item.criterion,
-                        "rationale": item.rationale,
-                        "cited": item.cited,
-                        "dropped_citations": item.dropped_citations,
                         "job_id": job_id,
                         "family_id": family_id,
                         "family": family.name,
                         "model": model,
                     },
-                    evidence={
-                        "cited": bool(item.cited),
-                        "rollouts": [
-                            rollout_evidence(
-                                ref,
-                                f"forge:{job_id}",
-                                by_ref[ref].sample,
-                                by_ref[ref].outcome,
-                                transcript_chars=1500,
-                            )
-                            for ref in shown
-                            if ref in by_ref
-                        ],
-                    },
                 )
-                if row is not None:
-                    item_ids.append(row.id)
+                if item_id is not None:
+                    item_ids.append(item_id)
             known.extend(i.criterion["text"] for i in result.items)
         summaries.append({"family_id": family_id, "items": item_ids, "proposed": result.proposed})
     return summaries

@@ -15,8 +15,8 @@ from judge_service.core.storage.db import session_scope
 from judge_service.review import store_mining as mining
 from judge_service.review import store_review as review
 from judge_service.review.client_mining import mine_with_model
-from judge_service.review.evidence import rollout_evidence
 from judge_service.review.mining import MiningRollout, refs
+from judge_service.review.queue_mined import enqueue_mined
 from judge_service.rubrics import store as rubrics
 from judge_service.scoring.store_rollouts import run_rollouts
 
@@ -61,41 +61,19 @@ def mine_rubric(job_id: str, *, settings: Settings) -> str:
     with session_scope(url) as session:
         item_ids = []
         for n, item in enumerate(result.items):
-            shown = item.cited or result.failures[:3]
-            row = review.enqueue_item(
+            item_id = enqueue_mined(
                 session=session,
                 project=project,
-                kind="rubric_item",
+                rubric=rubric,
+                item=item,
+                result=result,
+                rollouts=by_ref,
                 dedupe_key=f"rubric_item:{job_id}:{n}",
-                rubric=rubric.name,
+                payload={"job_id": job_id, "model": model},
                 run_id=job["run_id"],
-                priority=0.5,
-                payload={
-                    "rubric": rubric.name,
-                    "base_version": rubric.version,
-                    "criterion": item.criterion,
-                    "rationale": item.rationale,
-                    "cited": item.cited,
-                    "dropped_citations": item.dropped_citations,
-                    "job_id": job_id,
-                    "model": model,
-                },
-                evidence={
-                    "cited": bool(item.cited),
-                    "rollouts": [
-                        rollout_evidence(
-                            ref,
-                            by_ref[ref].batch_id,
-                            by_ref[ref].sample,
-                            by_ref[ref].outcome,
-                            transcript_chars=1500,
-                        )
-                        for ref in shown
-                    ],
-                },
             )
-            if row is not None:
-                item_ids.append(row.id)
+            if item_id is not None:
+                item_ids.append(item_id)
         summary = {
             **result.summary(),
             "items": item_ids,
