@@ -5,7 +5,9 @@ runs of one user's goal often use different ones. The agent's lookup turns each 
 record. So the person is the id that the conversation's first successful lookup *made with the
 user's own words* answered: a call whose every argument value the user said before it (an
 e-mail, a name, a phone number: ``find_user(email=…)``, ``get_customer_by_phone(…)``), and
-whose answer is an id (a bare one, or the answered object's own id). It is the goal's handle
+whose answer is an id (a bare one, or the answered object's own id) that the user did not give:
+a lookup of a record the user named (``get_order(order_id=…)`` answering that order) found
+no one, it only read back what was said. It is the goal's handle
 ``who:<id>``; two goals with different ``who:`` handles are of different people and never
 one task. A conversation with no such lookup names no one this way, and its goals fall back
 to the people and ids in the user's words (:mod:`judge_service.traces.goals`).
@@ -68,6 +70,6 @@ def who(trace: Trace, calls: Sequence[ToolCall]) -> str | None:
         said = _said_before(trace, call.turn)
         if all(v.lower() in said for v in values):
             found = _answered_id(call)
-            if found is not None:
+            if found is not None and found.lower() not in {v.lower() for v in values}:
                 return f"who:{found}"
     return None
