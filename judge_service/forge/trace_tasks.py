@@ -30,7 +30,7 @@ from judge_service.forge.end_states import (
     goal_outcome,
 )
 from judge_service.forge.labels import sign_report
-from judge_service.forge.merge import fold_companions, merge_goals
+from judge_service.forge.merge import fold_companions, merge_goals, split_camps
 from judge_service.forge.signs import CLOSING, COMPLAINT, failure_signs
 from judge_service.forge.similar import families
 from judge_service.forge.start_state import start_handles
@@ -44,9 +44,10 @@ from judge_service.traces.conversation import (
     user_words,
 )
 from judge_service.traces.effects import ToolEffect, classify_tools, write_tools
-from judge_service.traces.entities import state_diff
+from judge_service.traces.entities import canonical, state_diff
 from judge_service.traces.goals import ENTITY, Goal, goals
 from judge_service.traces.identity import who
+from judge_service.traces.requested import requested, tool_values
 
 log = logging.getLogger(__name__)
 
@@ -290,11 +291,15 @@ def _task(
 def _trace_goals(
     trace: Trace, calls: list[ToolCall], writers: frozenset[str]
 ) -> list[tuple[Goal, GoalOutcome]]:
-    """The trace's goals with their signs and outcomes; none when the user said no words."""
+    """The trace's goals with their signs, what each asked for in the tools' terms
+    (``Goal.requested``) and their outcomes; none when the user said no words."""
     found = goals(trace)
     person = who(trace, calls)
     for goal in found if person else []:
         goal.context = [person, *goal.context]
+    values = tool_values(calls) if found else {}
+    for goal in found:
+        goal.requested = requested(trace, values, goal.start, goal.end)
     signs = failure_signs(trace, calls, writers)
     for goal in found:
         goal.failures = [s for s in signs if goal.start <= s.turn < goal.end]
@@ -350,6 +355,7 @@ def forge_traces(
         [
             *g.entities,
             *g.context,
+            *g.requested,
             *started[g.trace_id],
             *sorted({f"write:{w['tool']}" for w in o.writes}),
             *(f"state:{key}" for key in o.end_state if not key.startswith("write:")),
@@ -357,7 +363,11 @@ def forge_traces(
         for g, o in found
     ]
     groups = merge_goals(similarity, handles, embedder.threshold)
-    groups = fold_companions(groups, [g.trace_id for g, _ in found])
+    trace_of = [g.trace_id for g, _ in found]
+    states = [canonical(o.end_state) for _, o in found]
+    clean = [not g.failures for g, _ in found]
+    groups = split_camps(groups, trace_of, states, clean, similarity)
+    groups = fold_companions(groups, trace_of)
     by_id = {t.id: t for t in kept}
     tasks = [_task(members, found, by_id) for members in groups]
     grouped = task_families(tasks)

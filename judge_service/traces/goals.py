@@ -11,9 +11,12 @@ A goal's request is the opening request plus the facts the user supplied while t
 asked for them: the later user sentences that carry content (not "yes", "thanks"). Its
 entities are the id-like tokens of its user turns (anything with a digit, e-mail addresses),
 and the names the user gives for themselves: the handles that keep two goals on different
-records, or of different people, apart. A later goal of a conversation also carries the
-e-mail addresses and names given in the goals before it (the same person asks), not their
-record ids (the later goal is about another record).
+records, or of different people, apart. An id-like token counts only where the user brought
+it: one that the agent's words, a tool's answer or a call showed before the user said it is
+an echo ("yes, item 1569765161"), and a failed run's agent shows other ids than a successful
+one's, so echoes would keep one goal's repeats apart. A later goal of a conversation also
+carries the e-mail addresses and names given in the goals before it (the same person asks),
+not their record ids (the later goal is about another record).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from judge_service.traces.conversation import STOP_TOKEN as STOP_TOKEN  # where it was first
 from judge_service.traces.conversation import Trace, content_text, user_words
+from judge_service.traces.requested import normal, shown_text
 
 _THANKS = (
     r"(?:(?:ok(?:ay)?|great|perfect|awesome|wonderful|excellent|cool|alright|good|nice|"
@@ -80,6 +84,8 @@ class Goal:
     failures: list[Any] = field(default_factory=list)
     #: The people of the conversation's earlier goals (e-mails, names).
     context: list[str] = field(default_factory=list)
+    #: What the user asked for in the tools' terms (:mod:`judge_service.traces.requested`).
+    requested: list[str] = field(default_factory=list)
 
     @property
     def turn(self) -> int:
@@ -139,6 +145,23 @@ def opens_new_goal(messages: list[dict[str, Any]], turn: int) -> bool:
     return not asked
 
 
+def brought_entities(messages: list[dict[str, Any]], start: int, end: int) -> list[str]:
+    """The :func:`entities_in` of the user turns in ``[start, end)``, without the id-like
+    tokens an earlier message showed the user (module docstring); names and e-mails stay."""
+    shown = ""
+    found: list[str] = []
+    for turn, message in enumerate(messages[:end]):
+        role = message.get("role")
+        if role == "user" and turn >= start:
+            for entity in entities_in(user_words(content_text(message.get("content")))):
+                person = "@" in entity or entity.startswith("name:")
+                if person or normal(entity).lstrip("#") not in shown:
+                    found.append(entity)
+        elif role not in ("user", "system", "developer"):
+            shown += shown_text(message) + " "
+    return list(dict.fromkeys(found))
+
+
 def _goal(trace: Trace, start: int, end: int) -> Goal:
     messages = trace.messages
     turns = [
@@ -161,7 +184,7 @@ def _goal(trace: Trace, start: int, end: int) -> Goal:
         request=request,
         opening=opening,
         facts=facts,
-        entities=entities_in(" ".join(turns)),
+        entities=brought_entities(messages, start, end),
         user_text=" ".join(turns),
         prompt=messages[: start + 1],
         tools=trace.tools,
