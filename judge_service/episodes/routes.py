@@ -148,12 +148,12 @@ def reset(
 
 
 def reward_of(result: dict[str, Any]) -> float | None:
-    """The scored sample's reward when it is valid (the audit's penalty included), else
-    the verdict's."""
+    """The scored sample's reward (the audit's penalty included); ``None`` when it is masked
+    or was not scored (``result["error"]`` says why): a step's reward is its sample's."""
     sample = result.get("sample")
     if isinstance(sample, dict) and sample.get("valid") and sample.get("reward") is not None:
         return float(sample["reward"])
-    return result["verdict"].get("reward")
+    return None
 
 
 async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: TrainerInScope):
@@ -167,8 +167,7 @@ async def step(episode_id: str, body: ew.EpisodeStep, request: Request, caller: 
         before = await on_thread(read_before, state, episode_id, body, scope)
         user, simulator = await model_answers(state, episode_id, before)
     move = Move(episode_id, body, scope, user, simulator, before)
-    played = play_now(state, move)
-    if played is None:
+    if (played := play_now(state, move)) is None:  # else on a thread
         played = await on_thread(play, state, move)
     observation = {"messages": played.observation, "sources": played.sources or []}
     if played.verdict is None:  # checked against ew.StepAnswer by the lean route

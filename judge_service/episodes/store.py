@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from datetime import datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 import pydantic_core
 from pydantic import BaseModel
@@ -28,7 +27,7 @@ from judge_service.core.storage.types import AsciiJSON, UTCDateTime, ascii_json,
 
 # the routes take the episode writer from here, with the rest of the episode storage
 from judge_service.episodes.store_writers import one_writer as one_writer
-from judge_service.episodes.tables import EpisodeRow, EpisodeScriptRow
+from judge_service.episodes.tables import EpisodeRow, EpisodeScriptRow, Read, Step
 
 
 def count_open(*, session: Session, key_id: str) -> int:
@@ -69,38 +68,6 @@ def create_episode(
     session.add_all([row, EpisodeScriptRow(episode_id=row.id, script=script)])
     session.flush()
     return row
-
-
-class Read(NamedTuple):
-    """What a state read needs of an episode's row (not its script: that is cached)."""
-
-    id: str
-    world_id: str
-    task_id: str
-    project: str
-    run_id: str | None
-    step: int | None
-    seed: int
-    status: str
-    version: int
-    episode: dict[str, Any]
-    result: dict[str, Any] | None
-    created_at: datetime
-    updated_at: datetime
-
-
-class Step(NamedTuple):
-    """What a step reads: what it checks and the reward path names, and the episode's JSON."""
-
-    id: str
-    world_id: str
-    task_id: str
-    project: str
-    run_id: str | None
-    step: int | None
-    status: str
-    version: int
-    episode: dict[str, Any]
 
 
 #: The table, not the mapped class: statements over it skip the ORM's per-call work.

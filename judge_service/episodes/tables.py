@@ -10,7 +10,7 @@ takes no row locks; PostgreSQL's ``FOR UPDATE`` makes the second wait and then s
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -56,3 +56,37 @@ class EpisodeScriptRow(Base):
 
     episode_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     script: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
+
+
+class Read(NamedTuple):
+    """What a state read needs of an episode's row (not its script: that is cached). The
+    fields are the columns :mod:`~judge_service.episodes.store` selects, in this order."""
+
+    id: str
+    world_id: str
+    task_id: str
+    project: str
+    run_id: str | None
+    step: int | None
+    seed: int
+    status: str
+    version: int
+    episode: dict[str, Any]
+    result: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Step(NamedTuple):
+    """What a step reads of the row: what it checks and the reward path names, and the
+    episode's JSON (the columns selected, in this order, as for :class:`Read`)."""
+
+    id: str
+    world_id: str
+    task_id: str
+    project: str
+    run_id: str | None
+    step: int | None
+    status: str
+    version: int
+    episode: dict[str, Any]
