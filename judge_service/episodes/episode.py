@@ -34,12 +34,11 @@ from judge_service.world.model import Call
 from judge_service.world.simulate import ToolSimulator
 from judge_service.world.trajectory import call_record
 from judge_service.world.values import MISSING
-from judge_service.world.verify import Verdict, end_state_verdict
+from judge_service.world.verify import State, Verdict, end_state_verdict
 from judge_service.world.world import World
 
 __all__ = ["REJECTED", "Episode", "Script", "act", "finish", "script_for", "start", "state_of"]
 
-State = dict[str, Any]
 #: The path recorded for a call refused before the world answered it.
 REJECTED = "rejected"
 #: The answer to a call that only a model could answer (none simulates tools here).

@@ -52,7 +52,8 @@ def tool_schemas(tools: Sequence[Any]) -> dict[str, dict[str, Any]]:
     for tool in tools:
         if not isinstance(tool, Mapping):
             continue
-        spec = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        function = tool.get("function")
+        spec = function if isinstance(function, Mapping) else tool
         name = spec.get("name")
         if isinstance(name, str) and name:
             parameters = spec.get("parameters")

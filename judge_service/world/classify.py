@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from judge_service.traces.calls import ToolCall
-from judge_service.traces.effects import ToolEffect, classify_tools
+from judge_service.traces.effects import Effect, ToolEffect, classify_tools
 from judge_service.world.lookup import argument_values, merge
 from judge_service.world.values import same
 
@@ -59,6 +59,7 @@ def classify(
     for name, effect in effects.items():
         if effect.source not in ("default", "name"):
             continue
+        kind: Effect
         if changed[name] and changed[name] >= unchanged[name]:
             kind = "write"
         elif unchanged[name]:

@@ -26,7 +26,7 @@ from judge_service.world.text import fill
 from judge_service.world.transitions import bound_key
 from judge_service.world.values import MISSING, payload_of, render
 
-State = dict[str, Any]
+State = Mapping[str, Any]
 
 
 def named_for(tool: ToolModel) -> Named | None:
@@ -128,9 +128,10 @@ def _write(
     if transition.answer == "entity":
         text = render(project(after[first_key], tool.fields), tool.format)
     else:
-        text = fill(transition.template, args)
-        if text is None:
+        filled = fill(transition.template, args)
+        if filled is None:
             return None
+        text = filled
     note = f"partly learned: {', '.join(stale)}" if stale else ""
     return _answer(text, "transition", after, note=note)
 

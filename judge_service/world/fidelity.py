@@ -145,7 +145,7 @@ def evaluate(
     for trace in traces:
         if trace.id not in held_out:
             continue
-        state = world.task_state(held_out[trace.id])
+        state: Mapping[str, Any] = world.task_state(held_out[trace.id])
         for call in tool_calls(trace):
             if call.answer is None:
                 continue

@@ -96,8 +96,9 @@ def _arithmetic(answered: Sequence[Step]) -> FunctionRule | None:
     for name, given in first.items():
         if not isinstance(given, str):
             continue
-        numbers = [arithmetic(str(s.call.arguments.get(name, ""))) for s in answered]
-        if any(n is None for n in numbers):
+        found = [arithmetic(str(s.call.arguments.get(name, ""))) for s in answered]
+        numbers = [n for n in found if n is not None]
+        if len(numbers) < len(found):
             continue
         for fmt in NUMBER_FORMATS:
             if all(

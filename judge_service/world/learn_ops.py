@@ -140,7 +140,9 @@ def _fill_update(op: Op, examples: Sequence[Example]) -> Op | None:
         if len(before) != len(after):
             return None
         where = op.where or {}
-        pairs = pair_up(before, where.get("field"), ex.ctx.args.get(where.get("arg"), MISSING))
+        arg = where.get("arg")
+        wanted = MISSING if arg is None else ex.ctx.args.get(arg, MISSING)
+        pairs = pair_up(before, where.get("field"), wanted)
         if pairs is None:
             return None
         matched = {i for i, _ in pairs}

@@ -12,15 +12,21 @@ Paths (how an answer was produced), in the order they are tried:
   answers that the traces pin down whatever the state;
 - ``replay`` (d): the traced answer of the same call in the same state;
 - ``model_needed`` (e): none of the above; a model has to answer.
+
+One more path is no path of the world's (not in :data:`PATHS`): ``recorded``, a replayed
+trajectory's write whose answer is the recording's, where the world and the recording
+disagree (:mod:`judge_service.world.trajectory`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-AnswerPath = Literal["read", "transition", "function", "replay", "model_needed"]
+AnswerPath = Literal["read", "transition", "function", "replay", "model_needed", "recorded"]
+#: The world's own paths, in the order they are tried.
 PATHS: tuple[AnswerPath, ...] = ("read", "transition", "function", "replay", "model_needed")
 #: The issue's letters for each path.
 PATH_LETTERS = dict(zip(PATHS, "abcde", strict=True))
@@ -55,7 +61,9 @@ class Answer(BaseModel):
     payload: Any
     path: AnswerPath
     error: bool = False
-    state_after: dict[str, Any]
+    #: The state after the call: the state it was asked in when it changed nothing (answers
+    #: copy only what they change; a world's build asks in a trace's layered state).
+    state_after: Mapping[str, Any]
     note: str = ""
 
 

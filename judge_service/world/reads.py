@@ -50,7 +50,7 @@ def _fits(entity: Any, match: Mapping[str, list[Any]], args: Mapping[str, Any]) 
 def select(rule: ReadRule, state: Mapping[str, Any], args: Mapping[str, Any]) -> list[str] | None:
     """The keys the read picks (empty: none found; ``None``: the call lacks an argument)."""
     if rule.select == "key":
-        if rule.arg not in args or isinstance(args[rule.arg], dict | list):
+        if rule.arg is None or rule.arg not in args or isinstance(args[rule.arg], dict | list):
             return None
         key = f"{rule.entity}={as_text(args[rule.arg])}"
         return [key] if key in state else []

@@ -24,7 +24,7 @@ from judge_service.traces.calls import ToolCall
 from judge_service.traces.entities import canonical, clean_state, entity_key, id_arguments
 from judge_service.world.values import same
 
-State = dict[str, Any]
+State = Mapping[str, Any]
 
 
 class _Absent:
@@ -139,7 +139,7 @@ def closest(
 
 def clock_fields(world: Any) -> set[str]:
     """Names of the fields the world's transitions mark as time stamps no rule explains."""
-    names = set()
+    names: set[str] = set()
     for tool in world.tools.values():
         for effect in tool.transition.effects if tool.transition else []:
             names.update(path.rsplit(".", 1)[-1] for path in effect.clock)

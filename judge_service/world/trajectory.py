@@ -27,7 +27,7 @@ from judge_service.world.observe import identify, recorded_call, shown
 from judge_service.world.values import same
 from judge_service.world.world import World
 
-State = dict[str, Any]
+State = Mapping[str, Any]
 
 
 def is_write(world: World, name: str) -> bool:
@@ -99,7 +99,7 @@ def seeded(world: World, start: State, messages: Sequence[Mapping[str, Any]]) ->
     and a world knows only the entities its traces showed. Known entities are never
     replaced, so the answers cannot move the reference."""
     named: set[str] = set()
-    extra: State = {}
+    extra: dict[str, Any] = {}
     for call in _calls(messages):
         found = shown(call, world.key_fields)
         if is_write(world, call.name) and not call.error:

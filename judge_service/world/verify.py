@@ -39,7 +39,7 @@ from judge_service.world.state_diff import changes, clock_fields, reference_diff
 from judge_service.world.trajectory import is_write, replay, seeded
 from judge_service.world.world import World
 
-State = dict[str, Any]
+State = Mapping[str, Any]
 
 
 class Verdict(BaseModel):

@@ -9,7 +9,7 @@ entity the traces showed, as it could in the real backend.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -61,7 +61,9 @@ class World(BaseModel):
         start = self.traces.get(trace_id)
         return {k: state[k] for k in (start.keys if start else []) if k in state}
 
-    def answer(self, state: dict[str, Any], call: Call, paths: Collection[str] = PATHS) -> Answer:
+    def answer(
+        self, state: Mapping[str, Any], call: Call, paths: Collection[str] = PATHS
+    ) -> Answer:
         """The tool's answer to ``call`` in ``state``, and the state after it."""
         if len(self._index.roots) > 4 * len(self.base) + 1024:
             self._index = Index()
