@@ -21,12 +21,16 @@ import re
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import offset_copy
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 INK, MUTED, GRID, ALARM = "#1d2330", "#5d6677", "#dde1e8", "#b3261e"
 KIND_COLOURS = ("#9a6700", "#7b3fb0", "#0f7c8c", "#c2185b", "#5d6677", "#2e7d32", "#ef6c00")
@@ -48,7 +52,7 @@ MARKERS_UP_TO = 60  # points per series drawn with a marker; a long run is a pla
 #: pages drawn at once in the API's thread pool would mix their settings: one draw at a time.
 _DRAWING = threading.Lock()
 NO_METADATA = ("Creator", "Date", "Format", "Type")  # no date, no links to matplotlib.org
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",
     "font.family": "sans-serif",
     "font.size": 9,
@@ -113,6 +117,14 @@ def _kinds_apart(kinds: list[Series]) -> tuple[list[Series], str]:
         f"Kinds with equal values are drawn {KIND_OFFSET_PT:g} pt apart so each stays "
         "visible; the table below has the exact figures."
     )
+
+
+def _integer_steps(axes: Axes) -> None:
+    """Ticks on whole steps only: the default locator (an ``AutoLocator``, a kind of
+    ``MaxNLocator``) told so."""
+    locator = axes.xaxis.get_major_locator()
+    if isinstance(locator, MaxNLocator):
+        locator.set_params(integer=True)
 
 
 def _draw(
@@ -185,7 +197,7 @@ def _draw(
         axes.set_xlabel("step")
         axes.set_ylabel(ylabel)
         axes.grid(True, color=GRID, linewidth=0.6)
-        axes.xaxis.get_major_locator().set_params(integer=True)
+        _integer_steps(axes)
         if drawn:
             axes.legend(loc="best", fontsize=8, frameon=False)
         else:
@@ -363,7 +375,7 @@ def tier_plot(shares: dict[int, dict[str, float]]) -> Plot:
         axes.set_ylabel("share of tasks")
         axes.grid(True, axis="y", color=GRID, linewidth=0.6)
         axes.set_axisbelow(True)
-        axes.xaxis.get_major_locator().set_params(integer=True)
+        _integer_steps(axes)
         if steps:
             axes.legend(loc="upper center", ncol=3, fontsize=8, frameon=False)
         else:

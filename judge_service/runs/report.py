@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -96,7 +97,7 @@ def alarms(steps: list[dict[str, Any]], *, tolerance: float = 1e-3) -> list[dict
     return found
 
 
-def run_report(run_id: str, samples: list[Scored]) -> dict[str, Any]:
+def run_report(run_id: str, samples: Sequence[Scored]) -> dict[str, Any]:
     """The report: one row per step (ordered), plus alarms."""
     by_step: dict[int | None, list[Scored]] = defaultdict(list)
     for sample in samples:

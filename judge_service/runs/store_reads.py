@@ -61,7 +61,8 @@ def list_runs(
         .order_by(func.max(BatchRow.created_at).desc())
         .limit(limit)
     ).all()
-    return [RunSummary(run_id, step, n, at) for run_id, step, n, at in rows]
+    # (``run_id`` is never None: the query asks so; the check narrows the type)
+    return [RunSummary(run_id, step, n, at) for run_id, step, n, at in rows if run_id is not None]
 
 
 def flagged_rollouts(
@@ -109,7 +110,9 @@ def flagged_rollouts(
     for result_id, kind in session.execute(findings.order_by(FindingRow.id)):
         if kind not in flagged[result_id].kinds:
             flagged[result_id].kinds.append(kind)
-    by_sample = {(f.batch_id, f.sample_id): f for f in flagged.values()}
+    by_sample: dict[tuple[str | None, str | None], FlaggedRollout] = {
+        (f.batch_id, f.sample_id): f for f in flagged.values()
+    }
     items = select(
         ReviewItemRow.id, ReviewItemRow.kind, ReviewItemRow.batch_id, ReviewItemRow.sample_id
     )
@@ -144,6 +147,8 @@ def labelled_rewards(
     votes: dict[int, int] = {}
     facts: dict[int, tuple[int | None, float]] = {}
     for sample_pk, label, step, reward in rows:
+        if reward is None:  # never: the query asks for one (the check narrows the type)
+            continue
         votes[sample_pk] = votes.get(sample_pk, 0) + (1 if label == "good" else -1)
         facts[sample_pk] = (step, float(reward))
     return [(*facts[pk], vote > 0) for pk, vote in votes.items() if vote != 0]
@@ -162,5 +167,7 @@ def one_judge_steps(*, session: Session, run_id: str, project: str | None = None
         )
     )
     for step, plan in rows:
+        if step is None:  # never: the query asks for one (the check narrows the type)
+            continue
         largest[step] = max(largest.get(step, 0), len(plan.judges))
     return {step for step, size in largest.items() if size == 1}
