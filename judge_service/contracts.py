@@ -34,7 +34,8 @@ class JudgeContext:
 class Judge(Protocol):
     """Scores one sample in [0, 1]. Raises on failure; the pipeline records the error."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read, never set: an attribute, or a wrapper's property
 
     async def score(self, sample: Sample, context: JudgeContext) -> JudgeScore: ...
 

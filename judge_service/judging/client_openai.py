@@ -18,7 +18,7 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -75,7 +75,7 @@ def endpoint(spec: str, api_base: str | None, api_key: str | None) -> Endpoint |
         base = api_base or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or OPENAI_URL
         key = api_key or env.get("OPENAI_API_KEY")
     elif provider == "hosted_vllm":
-        base = api_base or env.get("HOSTED_VLLM_API_BASE")
+        base = api_base or env.get("HOSTED_VLLM_API_BASE") or ""
         key = api_key or env.get("HOSTED_VLLM_API_KEY")
         if not base:
             return None
@@ -188,7 +188,7 @@ class _LoopSessions(dict):
         with contextlib.suppress(StopIteration):  # run it to its ``yield``: the loop
             self._closer.__anext__().send(None)  # registers it on this first step
 
-    async def _close_at_shutdown(self) -> AsyncIterator[None]:
+    async def _close_at_shutdown(self) -> AsyncGenerator[None, None]:
         try:
             yield
         finally:

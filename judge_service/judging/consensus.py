@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from judge_service.contracts import Aggregator
 from judge_service.domain import Outcome, Verdict, total_usage
 from judge_service.judging.members import PanelMember
+from judge_service.wire import FailureKind
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ def decide(sample_id: str, verdicts: list[Verdict], panel: Panel) -> Outcome:
 def _masked(sample_id: str, verdicts: list[Verdict], n_valid: int, panel: Panel) -> Outcome:
     """The masked outcome of a sample whose panel fell short of its quorum (``n_valid``
     verdicts with a score and a positive weight)."""
+    kind: FailureKind
     if any(v.timed_out for v in verdicts):
         kind, why = "timeout", "the batch deadline passed before the panel answered"
     elif verdicts and all(v.not_scorable for v in verdicts if not v.ok) and n_valid == 0:

@@ -146,9 +146,10 @@ class LlamaServerBuild:
             return BuildState("ready")
         status = self._read_status()
         if self._lock_held():
-            started = float(status.get("started_at", time.time()))
+            started = status.get("started_at")
+            elapsed = time.time() - started if isinstance(started, int | float) else 0.0
             stage = str(status.get("stage", "starting"))
-            return BuildState("building", stage, max(0.0, time.time() - started))
+            return BuildState("building", stage, max(0.0, elapsed))
         if status.get("error"):
             return BuildState("failed", error=str(status["error"]))
         return BuildState("missing")

@@ -79,7 +79,8 @@ class CallRetries:
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
             retry=retry_if_exception(self.retryable),
-            stop=stop_after_attempt(self.attempts) | self._give_up,
+            # tenacity types ``|`` for its own stops only; it takes any stop callable
+            stop=stop_after_attempt(self.attempts) | self._give_up,  # type: ignore[operator]
             wait=self._wait,
             before_sleep=self._log,
             sleep=asyncio.sleep,
