@@ -88,8 +88,8 @@ class EpisodeStep:
 
     @property
     def valid(self) -> bool:
-        """Whether a finished episode has a reward (the service gives the verdict's when the
-        sample could not be scored, and none when the world could not tell)."""
+        """Whether a finished episode has a reward: its sample was scored (none when the
+        sample is masked, was not scored, or the world could not tell)."""
         return self.done and self.reward is not None
 
 
@@ -108,14 +108,12 @@ def _ended(error: RewardServiceError) -> RewardServiceError:
 
 
 def reward_of(result: Mapping[str, Any]) -> float | None:
-    """A finished episode's reward as the step route gives it: the scored sample's when it
-    is valid, else the verdict's (``None`` when the world could not tell)."""
+    """A finished episode's reward as the step route gives it: the scored sample's, ``None``
+    when the sample is masked or was not scored."""
     sample = result.get("sample")
     if isinstance(sample, Mapping) and sample.get("valid") and sample.get("reward") is not None:
         return float(sample["reward"])
-    verdict = result.get("verdict")
-    reward = verdict.get("reward") if isinstance(verdict, Mapping) else None
-    return float(reward) if isinstance(reward, int | float) else None
+    return None
 
 
 def _sources(observation: Mapping[str, Any]) -> list[dict[str, Any]]:

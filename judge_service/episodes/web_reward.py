@@ -17,8 +17,13 @@ by step"):
    from the verdict; masked when the world could not decide.
 7. The audit: the default detectors plus ``world_claims`` (a claim of success the end state
    contradicts), their penalty applied to the score.
-8. :func:`judge_service.episodes.routes.reward_of`: the scored sample's reward when it is
-   valid, else the verdict's.
+8. :func:`judge_service.episodes.routes.reward_of`: the scored sample's reward, ``None``
+   when the sample is masked or was not scored, so the step and its sample always agree.
+
+An agent's action that is not a chat message (a tool call without its function, say) was
+answered in the episode with a tool error; in the sample it is kept as its JSON text and the
+episode scores 0.0, the reason named (:func:`scorable`). A malformed action is the agent's
+failure, a reward like any other, never a masked sample.
 
 The sample: id the episode's, prompt its opening (the messages up to and including the first
 user turn: the system prompt and that turn), completion the rest, ``group_id`` the task (so
@@ -94,6 +99,34 @@ def split_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], l
     return items[: first_user + 1], items[first_user + 1 :]
 
 
+#: The verdict's key naming the agent's messages that were not chat messages.
+MALFORMED = "malformed"
+
+
+def scorable(
+    messages: Sequence[Any], verdict: Mapping[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The messages as a sample holds them, and the verdict they are scored by: each message
+    that is not a chat message becomes the agent's, its JSON as text, and the verdict says
+    reward 0.0, naming each (``malformed``: ``messages[i].field: why``)."""
+    kept: list[dict[str, Any]] = []
+    malformed: list[str] = []
+    for index, message in enumerate(messages):
+        try:
+            wire.Message.model_validate(message)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = "".join(f".{part}" for part in error.get("loc", ()))
+            malformed.append(f"messages[{index}]{where}: {error['msg']}")
+            text = json.dumps(message, ensure_ascii=False, default=str)
+            kept.append({"role": "assistant", "content": text})
+        else:
+            kept.append(dict(message))
+    if not malformed:
+        return kept, dict(verdict)
+    return kept, {**verdict, "reward": 0.0, "reached": False, MALFORMED: malformed}
+
+
 def episode_request(
     *,
     episode_id: str,
@@ -104,8 +137,10 @@ def episode_request(
     task_id: str | None,
     detectors: list[str],
 ) -> wire.RewardRequest:
-    """The one-sample request an episode is scored by; raises ``ValidationError`` when its
-    messages are not chat messages the wire accepts."""
+    """The one-sample request an episode is scored by (its malformed actions scored 0.0:
+    :func:`scorable`); raises ``ValidationError`` when the sample is still not one the wire
+    accepts."""
+    messages, verdict = scorable(messages, verdict)
     prompt, completion = split_messages(messages)
     sample = {
         "id": episode_id,

@@ -109,8 +109,8 @@ class StepAnswer(BaseModel):
     reward: float | None = Field(
         default=None,
         description="Once done: the scored sample's reward (the end-state judge and the "
-        "audit); the verdict's 1.0/0.0 when the sample could not be scored; None while the "
-        "episode runs or when the world could not tell.",
+        "audit; 0.0 when an action was not a chat message); None while the episode runs, and "
+        "when the sample is masked or could not be scored (`result` says why).",
     )
     result: dict[str, Any] | None = Field(
         default=None, description="Once done: `{verdict, sample}` (sample: a SampleResult)."

@@ -61,7 +61,10 @@ def _difference(entry: Any) -> str:
 
 
 def rationale(verdict: Mapping[str, Any], reward: float) -> str:
-    """Why: reached, or the first differing fields."""
+    """Why: reached, the agent's malformed actions, or the first differing fields."""
+    malformed = [str(m)[:200] for m in verdict.get("malformed") or []]
+    if malformed:
+        return f"the agent's action is not a chat message: {'; '.join(malformed[:SHOWN])}"
     if reward >= 1.0:
         return "the end state matches the task's reference"
     diff = list(verdict.get("diff") or [])

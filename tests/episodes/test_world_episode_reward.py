@@ -20,7 +20,9 @@ from judge_service.core.settings import Settings
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.tables import BatchRow, FindingRow, ResultRow, SampleRow
 from judge_service.domain import Finding, Sample, SampleNotScorable
+from judge_service.episodes.routes import reward_of
 from judge_service.episodes.web_reward import score_episode, split_messages
+from trainer_bridge.episodes import reward_of as bridge_reward_of
 
 REGISTRY = Registry()
 Chat = list[dict[str, Any]]
@@ -344,7 +346,7 @@ def plain(messages: Chat) -> Chat:
     return [{k: v for k, v in m.items() if v is not None} for m in messages]
 
 
-def test_an_undecided_or_malformed_episode_is_masked_with_the_reason(
+def test_an_undecided_episode_is_masked_with_the_reason(
     episode_client: TestClient, keys: dict[str, Any]
 ) -> None:
     undecided = {"messages": LIES, "verdict": verdict(None, undetermined=["cancel_booking"])}
@@ -359,13 +361,42 @@ def test_an_undecided_or_malformed_episode_is_masked_with_the_reason(
     )
     assert "cancel_booking" in result["failure_reason"]
 
-    broken = [*OPENING, {"role": "narrator", "content": "?"}]
-    bad = {"messages": broken, "verdict": UNMET_BOOKING}
+
+@pytest.mark.parametrize(
+    ("action", "named"),
+    [
+        ({"role": "assistant", "tool_calls": [{"id": "c1"}]}, "messages[2].tool_calls.0.function"),
+        ({"role": "narrator", "content": "?"}, "messages[2].role"),
+    ],
+)
+def test_a_malformed_action_scores_zero_naming_it_and_the_step_agrees(
+    episode_client: TestClient, keys: dict[str, Any], action: dict[str, Any], named: str
+) -> None:
+    """An agent's action that is not a chat message is the agent's failure: a valid sample
+    at 0.0 whose reason names it, even where the end state was reached; and the step's
+    reward (``reward_of``) is the sample's."""
+    broken = [*OPENING, action, *LIES[2:]]
+    body = {"messages": broken, "verdict": verdict(True)}
     result = episode_client.post(
-        "/test/episodes/ep-b/score", json=bad, headers=keys["trainer"]
+        "/test/episodes/ep-b/score", json=body, headers=keys["trainer"]
     ).json()
-    assert (result["valid"], result["failure_kind"]) == (False, "bad_sample")
-    assert "completion" in result["failure_reason"]
+    assert (result["valid"], result["reward"]) == (True, 0.0), result
+    why = next(j["rationale"] for j in result["judges"] if j["judge"] == "world_end_state")
+    assert named in why, why
+    assert reward_of({"verdict": verdict(True), "sample": result}) == 0.0
+    assert bridge_reward_of({"verdict": verdict(True), "sample": result}) == 0.0
+
+
+def test_a_step_reward_is_its_samples_masked_or_missing_included() -> None:
+    """The verdict alone never stands in for the sample: a masked sample, or one never
+    scored (the queue down), gives no reward, on the service and in the bridge."""
+    met = verdict(True)
+    scored = {"valid": True, "reward": 0.4}
+    masked_sample = {"valid": False, "reward": None, "failure_kind": "bad_sample"}
+    for read in (reward_of, bridge_reward_of):
+        assert read({"verdict": met, "sample": scored}) == 0.4
+        assert read({"verdict": met, "sample": masked_sample}) is None
+        assert read({"verdict": met, "sample": None, "error": {"code": "no_worker"}}) is None
 
 
 def test_the_opening_is_the_prompt_and_the_rest_the_completion() -> None:
