@@ -44,7 +44,7 @@ def create_api_key(body: wire.KeyCreateRequest, session: SessionDep, key: AdminK
     if project != ALL:
         seed_project(session=session, project=project, actor=key.id)
     session.commit()
-    return wire.KeyCreated(id=row.id, role=body.role, project=project, key=plain)  # type: ignore[arg-type]
+    return wire.KeyCreated(id=row.id, role=body.role, project=project, key=plain)
 
 
 def key_info(row: ApiKeyRow) -> wire.KeyInfo:

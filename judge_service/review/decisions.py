@@ -45,7 +45,7 @@ def next_criteria(
     An edited text gets an id derived from it, so ``rubric/<id>`` components keep saying
     what they measure; an id already in the rubric gets a suffix.
     """
-    criterion = {
+    criterion: dict[str, Any] = {
         "id": proposed.get("id") or "item",
         "text": str(proposed.get("text", "")).strip(),
         "weight": float(proposed.get("weight", 1.0)),

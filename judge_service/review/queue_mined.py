@@ -30,7 +30,7 @@ def enqueue_mined(
     dedupe_key: str,
     payload: dict[str, Any],
     run_id: str | None = None,
-) -> str | None:
+) -> int | None:
     """Queue ``item`` as a pending ``rubric_item`` against ``rubric``'s version; its id when
     new. The evidence is the rollouts it cites, else the first three failures mined;
     ``payload`` adds what says where it was mined (job, model, family)."""

@@ -218,7 +218,7 @@ def label(
     return wire_review.LabelOut(
         batch_id=row.batch_id,
         sample_id=row.sample_id,
-        label=row.label,  # type: ignore[arg-type]
+        label=row.label,
         reviewer=row.reviewer,
         created_at=row.created_at,
     )

@@ -118,5 +118,6 @@ def labeled_scores(
         pairs.extend(
             LabeledScore(judge, float(score), majority[result_sample[rid]])
             for rid, judge, score in session.execute(query)
+            if score is not None  # the query's own condition (the check narrows the type)
         )
     return pairs

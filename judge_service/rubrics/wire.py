@@ -52,7 +52,11 @@ class RubricCreate(_Strict):
     @classmethod
     def _unique_ids(cls, criteria: list[CriterionIn]) -> list[CriterionIn]:
         seen: set[str] = set()
-        repeated = [c.id for c in criteria if c.id in seen or seen.add(c.id)]
+        repeated = []
+        for c in criteria:
+            if c.id in seen:
+                repeated.append(c.id)
+            seen.add(c.id)
         if repeated:
             raise ValueError(f"criterion ids must be unique; repeated: {', '.join(repeated)}")
         return criteria
