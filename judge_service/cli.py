@@ -156,7 +156,12 @@ def _metrics_folder() -> str:
     import shutil
 
     folder, owner = tempfile.mkdtemp(prefix="judge-service-metrics-"), os.getpid()
-    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
+
+    def remove() -> None:
+        if os.getpid() == owner:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
     return folder
 
 

@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, runtime_checkable
 
 import typer
 
@@ -26,6 +26,27 @@ detectors_app = typer.Typer(
 FLAG_AT = 0.5
 _PROMPT_KEYS = ("prompt", "question", "instruction", "input", "query")
 _COMPLETION_KEYS = ("completion", "response", "output", "answer")
+
+
+class _Saved(Protocol):
+    def save(self, path: Path) -> Path: ...
+
+
+class _Head(_Saved, Protocol):
+    metrics: dict[str, Any]
+
+
+class _Weights(_Saved, Protocol):
+    kinds: dict[str, float]
+
+
+@runtime_checkable
+class _Trainable(Protocol):
+    """What ``detectors train`` calls on the learned detector's class (its classmethods)."""
+
+    def train(self, rows: list[dict[str, Any]], *, folds: int) -> _Head: ...
+    def train_agent(self, rows: list[dict[str, Any]], *, folds: int) -> _Head: ...
+    def train_weights(self, rows: list[dict[str, Any]]) -> _Weights: ...
 
 
 def _text_or_messages(value: Any) -> str | list[dict[str, Any]]:
@@ -51,7 +72,7 @@ def parse_line(line: str, number: int) -> tuple[Any, str, str | None]:
     sample_id = str(data.get("id") or f"line-{number}")
     prompt = next((data[k] for k in _PROMPT_KEYS if data.get(k) is not None), "")
     completion = next((data[k] for k in _COMPLETION_KEYS if data.get(k) is not None), "")
-    fields = {
+    fields: dict[str, Any] = {
         "id": sample_id,
         "group_id": str(data["group_id"]) if data.get("group_id") is not None else None,
         "prompt": _text_or_messages(prompt),
@@ -250,6 +271,8 @@ def train(
         learned = Registry().load("detectors", "learned")
     except PluginError as exc:
         raise typer.BadParameter(f"the learned detector is not installed: {exc}") from exc
+    if not isinstance(learned, _Trainable):
+        raise typer.BadParameter("the learned detector installed cannot train its heads")
     rows, bad = [], 0
     for path in data:
         for line in path.read_text(encoding="utf-8").splitlines():
