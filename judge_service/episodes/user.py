@@ -3,11 +3,12 @@
 What the traced user said is read by :mod:`judge_service.episodes.user_turns`; the model's
 call is :mod:`judge_service.episodes.client_user`'s. The engine asks a :class:`SimulatedUser`.
 
-**Replayed** (:class:`ReplayUser`, no model): the traced turns in order, one for each text
-message of the agent, and once none is left the turn whose exchange is closest to what the
-agent wrote (:func:`~judge_service.episodes.user_turns.closest`). A user whose opening
-request was all it said ends, without words, after the agent's first answer. The opening turn
-itself never ends an episode.
+**Replayed** (:class:`ReplayUser`, no model): the traced opening, then for each text message
+of the agent the traced turn that answers what it asks (:func:`~judge_service.episodes.
+user_answers.answer`): a decision only to a proposal, a fact to a question, the next request
+or the closing turn to a report. It ends only with its closing turn, never while the agent
+asks, proposes or works. A user whose opening request was all it said ends, without words,
+after the agent's first report. The opening turn itself never ends an episode.
 
 **Played by a model** (:class:`GivenUser` hands its reply to the engine): the model plays the
 task's goal line and the facts the traced user gave (its turns), and is told to reveal a fact
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from judge_service.episodes.user_turns import closest
+from judge_service.episodes.user_answers import answer
 from judge_service.traces.conversation import content_text
 
 if TYPE_CHECKING:
@@ -43,12 +44,6 @@ class SimulatedUser(Protocol):
 # --- replayed --------------------------------------------------------------------------------
 
 
-def closest_turn(exchanges: Sequence[Mapping[str, str]], text: str) -> str | None:
-    """The ``said`` of the exchange whose ``asked`` is most like ``text``."""
-    index = closest([e.get("asked", "") for e in exchanges], text)
-    return None if index is None else exchanges[index].get("said")
-
-
 def last_agent_text(messages: Sequence[Mapping[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "assistant":
@@ -59,21 +54,20 @@ def last_agent_text(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 class ReplayUser:
-    """The traced user's turns in order; then the closest traced turn (module docstring).
+    """The traced user, answering what the agent asks (module docstring).
 
-    Its position is the number of user messages in the episode, so it holds no state."""
+    What it said so far is read from the episode's user messages, so it holds no state."""
 
     def reply(
         self, script: Script, messages: Sequence[Mapping[str, Any]], seed: int
     ) -> tuple[str, bool]:
-        given = sum(1 for m in messages if m.get("role") == "user")
+        given = [content_text(m.get("content")) for m in messages if m.get("role") == "user"]
         turns = script.user_turns
-        if given < len(turns):
-            return turns[given], script.user_ends and given == len(turns) - 1 and given > 0
-        if script.user_ends and len(turns) == 1:
-            return "", True  # the opening was all it said: it has nothing more to ask
-        said = closest_turn(script.exchanges, last_agent_text(messages))
-        return said if said is not None else (turns[-1] if turns else ""), False
+        if not given:
+            return (turns[0] if turns else ""), False
+        return answer(
+            turns, script.exchanges, given, last_agent_text(messages), ends=script.user_ends
+        )
 
 
 REPLAY = ReplayUser()

@@ -85,34 +85,38 @@ def run_turns(
     return turns, exchanges, ends
 
 
-def _words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
+def _words(text: str) -> set[str]:
+    return set(WORD.findall(text.lower()))
 
 
-def closest(texts: Sequence[str], query: str) -> int | None:
-    """The index of the text most like ``query`` (TF-IDF cosine over words; ties, and no
-    overlap at all, go to the later text).
+def similarities(documents: Sequence[str], query: str) -> list[float]:
+    """TF-IDF cosine of each document with ``query``, over words (0.0: no word shared).
 
     Hand-written rather than scikit-learn's ``TfidfVectorizer``: it runs inside an episode
-    step over a dozen short turns (microseconds), and importing scikit-learn costs a
-    process about a second of CPU that the service otherwise never pays on this path."""
-    if not texts:
-        return None
-    docs = [set(_words(t)) for t in texts]
+    step over a dozen short turns (microseconds), and importing scikit-learn costs a process
+    about a second of CPU that the service otherwise never pays on this path."""
+    docs = [_words(d) for d in documents]
     frequency = Counter(w for d in docs for w in d)
     size = len(docs)
 
     def idf(word: str) -> float:
         return math.log((1 + size) / (1 + frequency.get(word, 0))) + 1.0
 
-    words = set(_words(query))
+    words = _words(query)
     query_norm = math.sqrt(sum(idf(w) ** 2 for w in words)) or 1.0
-    best, best_score = len(docs) - 1, 0.0
-    for index, doc in enumerate(docs):
+    scores = []
+    for doc in docs:
         shared = sum(idf(w) ** 2 for w in words & doc)
-        if not shared:
-            continue
-        score = shared / (query_norm * math.sqrt(sum(idf(w) ** 2 for w in doc)))
-        if score >= best_score:
-            best, best_score = index, score
+        norm = math.sqrt(sum(idf(w) ** 2 for w in doc)) or 1.0
+        scores.append(shared / (query_norm * norm) if shared else 0.0)
+    return scores
+
+
+def closest(texts: Sequence[str], query: str) -> int | None:
+    """The index of the text most like ``query`` (:func:`similarities`; ties, and no overlap
+    at all, go to the later text)."""
+    if not texts:
+        return None
+    scores = similarities(texts, query)
+    best = max(range(len(texts)), key=lambda i: (scores[i], i))
     return best

@@ -28,7 +28,6 @@ from judge_service.episodes.episode import (
     start,
     state_of,
 )
-from judge_service.episodes.user import ReplayUser, closest_turn
 from judge_service.episodes.user_turns import run_turns
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.trace_tasks import TraceTask, forge_traces
@@ -290,7 +289,7 @@ def test_claiming_the_change_without_making_it_gets_no_reward(library) -> None:
     assert verdict.reward == 0.0 and verdict.diff
 
 
-def test_the_replay_user_gives_its_turns_in_order_and_ends_with_the_last(library) -> None:
+def test_the_replay_user_answers_each_question_and_ends_with_the_last(library) -> None:
     world, traces, tasks = library
     script = script_for(tasks["borrow"], traces, seed=1)
     assert script.user_trace == "borrow-2" and script.user_ends
@@ -303,9 +302,9 @@ def test_the_replay_user_gives_its_turns_in_order_and_ends_with_the_last(library
     assert script.exchanges[1]["asked"].startswith("Happy to help. What is the e-mail")
     episode, _ = start(world, script, seed=1)
     said = []
-    for number in range(3):
+    for text in ("Which e-mail is your card under?", "Shall I lend you Dune?", "Done. More?"):
         assert not episode.done
-        episode, observation = act(world, script, episode, _say(f"question {number}"))
+        episode, observation = act(world, script, episode, _say(text))
         said += [m["content"] for m in observation]
     assert said == script.user_turns[1:]
     assert episode.done and episode.ended_by == "user" and episode.user_next == 4
@@ -421,7 +420,7 @@ def test_fuzzed_actions_never_raise_and_the_episode_stays_json(library) -> None:
     rng = random.Random(11)
     names = ["get_book", "borrow_book", "pay_fine", "rate_book", "nope", "", None, 3]
     values = [None, True, 0, 2.5, "", "M-100", "978-1", "978-9", [], ["978-2"], {"a": 1}]
-    episode, _ = start(world, script, max_turns=1000)
+    episode, _ = start(world, script, max_turns=25)
     ended = 0
     for number in range(200):
         keys = rng.sample(["member_id", "isbn", "email", "amount", "stars", "x"], rng.randint(0, 3))
@@ -439,8 +438,8 @@ def test_fuzzed_actions_never_raise_and_the_episode_stays_json(library) -> None:
         json.dumps(state_of(world, episode))
         ended += episode.done
         if episode.done:
-            episode, _ = start(world, script, max_turns=1000)
-    assert ended  # the user ran out of turns, more than once
+            episode, _ = start(world, script, max_turns=25)
+    assert ended  # ended by the user, or by max_turns: a user asked "ok?" answers, never leaves
 
 
 def test_a_write_only_a_model_could_answer_leaves_the_reward_undetermined(library) -> None:
@@ -481,32 +480,6 @@ def test_act_leaves_the_episode_it_was_given_as_it_was(library) -> None:
         after, _ = act(world, script, episode, action)
         assert episode.model_dump_json() == before
         episode = after
-
-
-# --- the replay user, alone ----------------------------------------------------------------
-
-
-def test_out_of_turns_the_user_answers_with_the_closest_traced_turn() -> None:
-    exchanges = [
-        {"asked": "", "said": "I want to change my booking."},
-        {"asked": "What is your booking reference?", "said": "It is FX-20931."},
-        {"asked": "Which sailing would you like instead?", "said": "The 17:40 one."},
-        {"asked": "Shall I go ahead?", "said": "Yes please."},
-    ]
-    script = Script(
-        task_id="t",
-        user_turns=[e["said"] for e in exchanges],
-        exchanges=exchanges,
-        user_ends=False,
-    )
-    user = ReplayUser()
-    given = [{"role": "user", "content": e["said"]} for e in exchanges]
-    asked = [*given, {"role": "assistant", "content": "Sorry, which sailing did you want?"}]
-    assert user.reply(script, asked, 0) == ("The 17:40 one.", False)
-    asked[-1] = {"role": "assistant", "content": "Your booking reference, please?"}
-    assert user.reply(script, asked, 5) == ("It is FX-20931.", False)
-    assert closest_turn(exchanges, "Something else entirely") == "Yes please."  # the latest
-    assert user.reply(script, given[:2], 0) == ("The 17:40 one.", False)  # in order first
 
 
 TWO_GOALS = _run(

@@ -1,0 +1,191 @@
+"""Which traced user turn answers the agent's message: by what it asks, not by turn order.
+
+A replayed user that says its traced turns in order answers the wrong question as soon as an
+agent asks in another order than the traced one did: a name and zip to "why do you want to
+return it?", or "yes, please proceed" to a proposal never made, and it ends the conversation
+by count while the agent is still working. A policy could learn to farm that consent. So the
+agent's last message is read for what it does (:func:`act_of`):
+
+- it **proposes** an action and asks for a decision: the user gives a traced decision (a
+  turn that opens with a yes or a no), the one given to the proposal most like this one;
+- it **asks** for something, or says it is **working** on it: the user gives the traced turn
+  that answered the most similar question (unused turns first, in trace order on a tie), and
+  never a decision. A question that the closing turn answers best ("anything else?"), once
+  the user has no request left, ends it with that turn;
+- it **reports** (no question, no work announced): the user goes on with its next unused
+  request (a traced turn that followed a report, not a question), in trace order; with none
+  left, it says its closing turn and ends, as the traced user did once its goal was met or
+  refused (a closing turn that opens with a yes ends it without words: nothing was proposed
+  to agree to).
+
+The user never ends while the agent asks, proposes or works. The rules read English phrasing
+only (questions, proposals, agreement); none names a tool, a field or an id of any domain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from judge_service.episodes.user_turns import similarities
+
+Act = Literal["proposes", "asks", "works", "reports"]
+
+#: A question that asks the other party for a decision on an action ("would you like to ..."
+#: without "me" asks for a choice, not a decision).
+PROPOSAL_QUESTION = re.compile(
+    r"\b(?:confirm(?!\s+(?:your|the|that\s+your|which|whether))|proceed|go\s+ahead|shall\s+i"
+    r"|should\s+i|would\s+you\s+like\s+me\s+to|do\s+you\s+want\s+me\s+to"
+    r"|is\s+(?:that|this)\s+(?:ok|okay|correct|right|fine|alright)|are\s+you\s+sure)\b",
+    re.IGNORECASE,
+)
+#: An explicit call for a yes, with or without a question mark.
+CALLS_FOR_YES = re.compile(
+    r"yes\s*/\s*no|\(\s*yes\s*\)|\breply\s+(?:with\s+)?[\"'“]?yes|\bsay\s+[\"'“]?yes"
+    r"|\bconfirm\s+(?:with\s+)?[\"'“]?yes",
+    re.IGNORECASE,
+)
+#: Where a sentence ends (split after it, so each piece keeps its mark).
+SENTENCE_END = re.compile(r"(?<=[.?!\n])")
+#: How much of a message's end is read: where its questions are; and a bound on the work a
+#: step does for an agent that sends megabytes.
+READ_CHARS = 4000
+#: A request for something, where no question mark says so.
+REQUESTS = re.compile(
+    r"\b(?:please\s+(?:provide|share|tell|give|send|let\s+me\s+know|specify|choose|select)"
+    r"|could\s+you|can\s+you|would\s+you|may\s+i\s+have|let\s+me\s+know|i\s+need\s+(?:your|the))\b",
+    re.IGNORECASE,
+)
+#: The agent says it is doing something now: the user waits for it, it does not leave.
+WORKS = re.compile(
+    r"\b(?:let\s+me|i'?ll|i\s+will|i\s+am\s+going\s+to|i'?m\s+going\s+to|one\s+moment"
+    r"|just\s+a\s+moment|a\s+moment|please\s+(?:wait|hold)|bear\s+with\s+me|checking|looking\s+(?:up|into))\b",
+    re.IGNORECASE,
+)
+#: A user turn that agrees to an action: it opens with agreement ("sure" or "ok" only with a
+#: word that agrees to act: "Sure, here are my details" agrees to nothing).
+CONSENT = re.compile(
+    r"^\W*(?:yes|yeah|yep|yup|i\s+confirm|confirm(?:ed)?|correct|that'?s\s+(?:right|correct)"
+    r"|go\s+ahead|please\s+(?:go\s+ahead|proceed)|proceed"
+    r"|(?:sure|ok|okay|alright|all\s+right)\W+(?:please\s+)?(?:go\s+ahead|proceed|do\s+it|confirm))\b",
+    re.IGNORECASE,
+)
+#: A user turn that refuses: it opens with a no.
+REFUSAL = re.compile(r"^\W*(?:no|nope)\b", re.IGNORECASE)
+
+
+def act_of(text: str) -> Act:
+    """What the agent's message does (module docstring): proposes, asks, works or reports.
+    It proposes when one of its questions asks for a decision, or it calls for a yes."""
+    text = text[-READ_CHARS:]
+    questions = [p for p in SENTENCE_END.split(text) if p.rstrip().endswith("?")]
+    if CALLS_FOR_YES.search(text) or any(PROPOSAL_QUESTION.search(q) for q in questions):
+        return "proposes"
+    if questions or REQUESTS.search(text):
+        return "asks"
+    if WORKS.search(text):
+        return "works"
+    return "reports"
+
+
+def is_decision(turn: str) -> bool:
+    """Whether a user turn is a decision on a proposal (it opens with a yes or a no)."""
+    return bool(CONSENT.search(turn) or REFUSAL.search(turn))
+
+
+def consents(turn: str) -> bool:
+    """Whether a user turn agrees to an action (it opens with a yes)."""
+    return bool(CONSENT.search(turn))
+
+
+def unused(turns: Sequence[str], given: Sequence[str]) -> list[bool]:
+    """For each traced turn, whether the episode has not said it yet (said turns are matched
+    by their text, each saying used once, earliest turn first)."""
+    left = Counter(given)
+    flags = []
+    for turn in turns:
+        if left[turn] > 0:
+            left[turn] -= 1
+            flags.append(False)
+        else:
+            flags.append(True)
+    return flags
+
+
+#: How much more like the question a said turn must be to be said again before an unsaid one.
+FRESH_BONUS = 0.15
+
+
+def _best(candidates: list[int], scores: list[float], fresh: list[bool]) -> int | None:
+    """The candidate most like the question, a turn not yet said counting ``FRESH_BONUS``
+    more (an agent that asks again gets the same answer again); the earliest on a tie."""
+    if not candidates:
+        return None
+    return min(candidates, key=lambda i: (-(scores[i] + FRESH_BONUS * fresh[i]), i))
+
+
+def answer(
+    turns: Sequence[str],
+    exchanges: Sequence[Mapping[str, str]],
+    given: Sequence[str],
+    asked: str,
+    *,
+    ends: bool,
+) -> tuple[str, bool]:
+    """The traced turn that answers ``asked`` (the agent's last text), and whether it ends the
+    conversation. ``turns[0]`` is the opening (said already); ``ends``: the last turn ended
+    the traced conversation; ``given``: the user's turns said so far (module docstring)."""
+    if len(turns) < 2:  # the opening was all the traced user said
+        act = act_of(asked)
+        if act == "reports" and ends:
+            return "", True
+        return (turns[0] if turns else ""), False
+    closing = len(turns) - 1 if ends else None
+    # the opening is a fact like the others once said (an agent may ask for what it held)
+    middle = [i for i in range(len(turns)) if i != closing]
+    fresh = unused(turns, given)
+    documents = [
+        f"{exchanges[i].get('asked', '')} {turns[i]}" if i < len(exchanges) else turns[i]
+        for i in range(len(turns))
+    ]
+    scores = similarities(documents, asked[-READ_CHARS:])
+    act = act_of(asked)
+    decisions = [i for i in middle if is_decision(turns[i])]
+    facts = [i for i in middle if i not in decisions]
+    requests = [i for i in facts if _initiated(exchanges, i)]
+    fresh_requests = [i for i in requests if fresh[i]]
+    if act == "proposes":
+        chosen = _best(decisions, scores, fresh)
+        if chosen is None:
+            chosen = _best(facts, scores, fresh)
+        return (turns[chosen] if chosen is not None else turns[0]), False
+    if act in ("asks", "works"):
+        if act == "asks" and closing is not None and not fresh_requests:
+            # a question the closing turn answers best ("anything else?"): nothing the user
+            # has left relates to it more, so it ends as the traced user did
+            best = max((scores[i] + FRESH_BONUS * fresh[i] for i in facts), default=0.0)
+            if scores[closing] > 0.0 and scores[closing] >= best:
+                return _closing(turns[closing])
+        chosen = _best(facts, scores, fresh)
+        return (turns[chosen] if chosen is not None else turns[0]), False
+    if fresh_requests:
+        return turns[fresh_requests[0]], False
+    if closing is not None:
+        return _closing(turns[closing])
+    chosen = _best(facts, scores, fresh)
+    return (turns[chosen] if chosen is not None else turns[0]), False
+
+
+def _closing(turn: str) -> tuple[str, bool]:
+    """The closing turn, ending; without its words when they agree to what nothing
+    proposed here ("Yes, please submit it" after a report): the user leaves, consenting to
+    nothing."""
+    return ("" if consents(turn) else turn), True
+
+
+def _initiated(exchanges: Sequence[Mapping[str, str]], index: int) -> bool:
+    """Whether the traced user said turn ``index`` of its own accord: after a report, not
+    in answer to a question or a proposal."""
+    return index < len(exchanges) and act_of(exchanges[index].get("asked", "")) == "reports"
