@@ -11,12 +11,12 @@ agent's last message is read for what it does (:func:`act_of`):
 - it **asks** for something, or says it is **working** on it: the user gives the traced turn
   that answered the most similar question (unused turns first, in trace order on a tie), and
   never a decision. A question that the closing turn answers best ("anything else?"), once
-  the user has no request left, ends it with that turn;
+  the user has no request left and nothing unsaid that relates to it, ends it with that turn;
 - it **reports** (no question, no work announced): the user goes on with its next unused
-  request (a traced turn that followed a report, not a question), in trace order; with none
-  left, it says its closing turn and ends, as the traced user did once its goal was met or
-  refused (a closing turn that opens with a yes ends it without words: nothing was proposed
-  to agree to).
+  request (a traced turn that followed a report, not a question), else with what else it has
+  not said yet, in trace order; with nothing left, it says its closing turn and ends, as the
+  traced user did once its goal was met or refused (a closing turn that opens with a yes ends
+  it without words: nothing was proposed to agree to).
 
 The user never ends while the agent asks, proposes or works. The rules read English phrasing
 only (questions, proposals, agreement); none names a tool, a field or an id of any domain.
@@ -166,12 +166,16 @@ def answer(
             # a question the closing turn answers best ("anything else?"): nothing the user
             # has left relates to it more, so it ends as the traced user did
             best = max((scores[i] + FRESH_BONUS * fresh[i] for i in facts), default=0.0)
-            if scores[closing] > 0.0 and scores[closing] >= best:
+            related = any(fresh[i] and scores[i] > 0.0 for i in facts)
+            if scores[closing] > 0.0 and scores[closing] >= best and not related:
                 return _closing(turns[closing])
         chosen = _best(facts, scores, fresh)
         return (turns[chosen] if chosen is not None else turns[0]), False
     if fresh_requests:
         return turns[fresh_requests[0]], False
+    fresh_facts = [i for i in facts if fresh[i]]
+    if fresh_facts:  # what the traced user still had to say: the agent may need it yet
+        return turns[fresh_facts[0]], False
     if closing is not None:
         return _closing(turns[closing])
     chosen = _best(facts, scores, fresh)
