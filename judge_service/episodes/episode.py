@@ -41,11 +41,11 @@ __all__ = ["REJECTED", "Episode", "Script", "act", "finish", "script_for", "star
 
 #: The path recorded for a call refused before the world answered it.
 REJECTED = "rejected"
-#: The answer to a call that only a model could answer (none simulates tools here).
-NEEDED = (
-    "Error: {name} could not be answered: nothing learned from the traces answers this call, "
-    "and no model is configured to simulate it"
-)
+#: The answer to a call that only a model could answer, when none simulates tools: an error
+#: in a tool's shape. It must not say "simulator", "traces" or "model": an agent that learns
+#: it is in a simulator learns to play the simulator. The episode's answers record the call's
+#: path (``model_needed``), so training and the verdict still know.
+NEEDED = "Error: {name} could not complete this request"
 
 
 class Episode(BaseModel):

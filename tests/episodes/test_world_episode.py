@@ -450,7 +450,9 @@ def test_a_write_only_a_model_could_answer_leaves_the_reward_undetermined(librar
     answer = episode.answers[-1]
     assert answer["path"] == "model_needed" and answer["tool"] == "rate_book"
     message = episode.messages[answer["message"]]
-    assert message["content"].startswith("Error: rate_book could not be answered")
+    assert message["content"] == "Error: rate_book could not complete this request"
+    shown = message["content"].lower()
+    assert not [w for w in ("model", "simulat", "trace", "learn") if w in shown]
     verdict = finish(world, script, episode)
     assert verdict.reward is None and verdict.undetermined == ["rate_book"]
 
