@@ -105,9 +105,9 @@ def reset(
     cache = inputs.caches(state)
     row = inputs.done_world(session, scope, world_id)
     world = inputs.loaded_world(cache, state.settings.database_url, world_id)
-    task = inputs.trace_task(session, row, world, body.task_id)
+    task = inputs.trace_task(session, row, world, body.task_id, body.reference)
     traces = inputs.job_traces(cache, session, row)
-    script = script_for(inputs.task_fields(task), traces, body.seed)
+    script = script_for(inputs.task_fields(task, body.reference), traces, body.seed)
     chosen = inputs.world_models(cache, state.settings.database_url, world_id)
     for field, given in (("user_model", body.user_model), ("simulator", body.simulator)):
         if given is not None:  # the reset's own, else the world's

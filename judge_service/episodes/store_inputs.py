@@ -92,9 +92,12 @@ def task_project(session: Session, task: ForgeTaskRow, world_row: Any) -> str | 
     return None if found is None else found[2]
 
 
-def trace_task(session: Session, world_row: Any, world: World, task_id: str) -> ForgeTaskRow:
+def trace_task(
+    session: Session, world_row: Any, world: World, task_id: str, reference: str = "task"
+) -> ForgeTaskRow:
     """The forge task to play: a trace task of the world's jobs (or whose runs the world
-    holds: a trace a job skipped as already forged), with a reference end state."""
+    holds: a trace a job skipped as already forged), with a reference end state unless it
+    is played without one (``reference="none"``)."""
 
     def refuse(why: str) -> ValidationFailed:
         return ValidationFailed(f"task_id: {why}", detail={"field": "task_id", "id": task_id})
@@ -106,8 +109,11 @@ def trace_task(session: Session, world_row: Any, world: World, task_id: str) -> 
         raise refuse(f"task {task_id!r} is a {task.kind} task: episodes play trace tasks")
     if task.job_id not in world_row.jobs and not any(t in world.traces for t in start_traces(task)):
         raise refuse(f"task {task_id!r} is not of the world's forge jobs")
-    if task.end_state is None:  # an empty one (nothing may change) is a reference
-        raise refuse(f"task {task_id!r} has no reference end state: choose one in review")
+    if task.end_state is None and reference == "task":  # an empty one is a reference
+        raise refuse(
+            f"task {task_id!r} has no reference end state: choose one in review, or play it "
+            'without one ("reference": "none"; its reward is null)'
+        )
     return task
 
 
@@ -132,12 +138,13 @@ def job_traces(cache: WorldCache, session: Session, world_row: Any) -> dict[str,
     return cache.traces.get(world_row.id, load)
 
 
-def task_fields(task: ForgeTaskRow) -> dict[str, Any]:
-    """A trace task as :func:`~judge_service.episodes.episode.script_for` reads it."""
+def task_fields(task: ForgeTaskRow, reference: str = "task") -> dict[str, Any]:
+    """A trace task as :func:`~judge_service.episodes.episode.script_for` reads it; with
+    ``reference="none"``, without its reference end state (the verdict's reward is null)."""
     return {
         "id": task.id,
         "goal": task.goal,
-        "end_state": task.end_state,
+        "end_state": task.end_state if reference == "task" else None,
         "end_state_source": task.end_state_source,
         "end_states": task.end_states or [],
         "source": task.source or {},

@@ -42,6 +42,12 @@ class EpisodeReset(_Strict):
         description="A model that plays the user (its goal and the traced user's facts, "
         "told only when asked); unset: the traced user's turns are replayed.",
     )
+    reference: Literal["task", "none"] = Field(
+        default="task",
+        description="`task`: the episode is rewarded against the task's reference end state "
+        "(a task without one is refused). `none`: played without one, for fidelity checks "
+        "and world-model training; its reward is null.",
+    )
     simulator: ModelSpec | None = Field(
         default=None,
         description="A model that answers the tool calls nothing learned from the traces "

@@ -37,8 +37,13 @@ def verdict_of(sample: Sample) -> Mapping[str, Any]:
 
 def _reward(verdict: Mapping[str, Any]) -> float:
     reward = verdict.get("reward")
+    if reward is None and not verdict.get("undetermined"):
+        raise SampleNotScorable(
+            "the episode was played without a reference end state (`reference: none`): "
+            "it has no reward"
+        )
     if reward is None:
-        tools = ", ".join(str(t) for t in verdict.get("undetermined") or []) or "unknown"
+        tools = ", ".join(str(t) for t in verdict.get("undetermined") or [])
         raise SampleNotScorable(
             "the world could not decide the end state: write calls it had no rule for "
             f"(tools: {tools}) would need a model to answer"

@@ -20,6 +20,7 @@ import pytest
 
 from judge_service.core.storage.db import session_scope
 from judge_service.core.storage.keys import create_key
+from judge_service.forge.tables import ForgeTaskRow
 from judge_service.traces.conversation import Trace, content_text, parse_traces
 from judge_service.traces.goals import user_words
 from judge_service.world import store as world_store
@@ -253,6 +254,7 @@ def test_episodes_are_played_verified_limited_and_survive_a_restart(served: Serv
     check_concurrent_steps(served)
     check_refusals(served)
     check_limit(served)
+    check_without_reference(served)
     check_restart(served, served.tasks[0])
 
 
@@ -313,6 +315,32 @@ def check_concurrent_steps(served: Served) -> None:
     calls = [m["tool_calls"][0]["id"] for m in stored["messages"] if m["role"] == "assistant"]
     assert sorted(calls) == sorted(f"c{n}" for n in range(CONCURRENT))
     assert all(a["path"] == "rejected" for a in stored["answers"])
+
+
+def check_without_reference(served: Served) -> None:
+    """A task without a reference end state is refused, unless played without one
+    (``"reference": "none"``): it plays, and its reward and its sample say there is none."""
+    task = served.tasks[1]
+    url = served.env["JS_DATABASE_URL"]
+    with session_scope(url) as session:
+        row = session.get(ForgeTaskRow, task["id"])
+        kept, row.end_state = row.end_state, None
+    try:
+        refused(reset(served, task["id"]), 422, '"field":"task_id"', '\\"reference\\": \\"none\\"')
+        refused(reset(served, task["id"], reference="maybe"), 422, '"field":"reference"')
+        answer = reset(served, task["id"], reference="none", max_turns=3)
+        assert answer.status_code == 201, answer.text
+        episode_id = answer.json()["episode_id"]
+        observation = answer.json()["observation"]["messages"]
+        actions = replay_actions(observation, served.traces)
+        last = play(served.client, served.keys["trainer"], episode_id, observation, actions).last
+        assert last["done"] and last["reward"] is None, last
+        sample = last["result"]["sample"]
+        assert (sample["valid"], sample["failure_kind"]) == (False, "bad_sample"), sample
+        assert "without a reference end state" in sample["failure_reason"], sample
+    finally:
+        with session_scope(url) as session:
+            session.get(ForgeTaskRow, task["id"]).end_state = kept
 
 
 def check_refusals(served: Served) -> None:
