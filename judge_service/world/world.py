@@ -79,6 +79,8 @@ class World(BaseModel):
                 entry["read"] = tool.read.model_dump(exclude_defaults=True)
             if tool.function is not None:
                 entry["function"] = tool.function.kind
+            if tool.effect == "write" and not (tool.transition and tool.transition.usable):
+                entry["not_learned"] = not_learned(tool)
             if tool.transition is not None:
                 entry["usable"] = tool.transition.usable
                 entry["answer"] = tool.transition.answer
@@ -102,3 +104,23 @@ class World(BaseModel):
             entry["replays"] = len(tool.replays)
             out[name] = entry
         return out
+
+
+def not_learned(tool: ToolModel) -> list[str]:
+    """Why a write's effects are not used, in words a reader can check against its traced
+    calls: no effect found, fields of its entity no rule explains (with how many candidate
+    rules its examples contradicted), or an answer no template explains."""
+    transition = tool.transition
+    if transition is None or not transition.effects:
+        return [f"no change to an entity was found in its {tool.calls} traced calls"]
+    reasons = []
+    first = transition.effects[0]
+    if first.unexplained:
+        fields = ", ".join(first.unexplained)
+        reasons.append(
+            f"no rule explains {fields} of the entity it names: {first.rejected} candidate "
+            f"rules were each contradicted by one of its {first.examples} examples"
+        )
+    if transition.answer == "none":
+        reasons.append("its answer matched neither the changed entity nor one template")
+    return reasons

@@ -392,6 +392,13 @@ def test_a_transition_that_fails_an_example_is_rejected(world: World) -> None:
     assert effect["unexplained"] == ["rating"]  # "rating := args.stars" fits the first only
     assert effect["rejected"] >= 1
     assert effect["ops"] == ["ratings += 1"]
+    [why] = rate["not_learned"]  # a write not learned says why, in the report
+    assert why.startswith("no rule explains rating of the entity it names: ")
+    unused = {n: t["not_learned"] for n, t in world.report().items() if "not_learned" in t}
+    assert unused == {
+        "rate_book": [why],
+        "renew_loan": ["no change to an entity was found in its 2 traced calls"],
+    }
 
 
 def test_a_change_is_kept_only_if_it_explains_every_example() -> None:
