@@ -21,11 +21,8 @@ what the user asked for in the tools' terms (``said:<field>=<value>``,
 both under one field, is two goals.
 
 Clustering is greedy and deterministic: a goal joins the task holding its most similar
-compatible goal, else starts a task. A task then holds one goal's runs only if it has one
-reference: where two end states in it are each reached by at least
-:data:`CAMP_MIN_CLEAN` runs without a failure sign (each could be the consensus), the task
-is two goals that no handle told apart, and :func:`split_camps` cuts it, each other run going
-with the camp whose runs its words are most like.
+compatible goal, else starts a task. A task that holds two goals no handle told apart is
+then cut by the end states its runs reached (:mod:`judge_service.forge.camps`).
 
 A later goal of a conversation ("Also, can you …") is a task of its own when it is a goal of
 its own: seen without the earlier one too. When, across the repeats, two goals come in the same
@@ -51,9 +48,6 @@ FOLD_MIN_SHARED = 2
 #: with it and rise to 1.30 without (bench notes in docs/benchmarks.md).
 SHARED_RECORD_BONUS = 0.2
 FOLD_JACCARD = 0.5
-#: Clean runs an end state needs to be a camp of its own (:func:`split_camps`): as many as
-#: a consensus needs.
-CAMP_MIN_CLEAN = 2
 
 
 def entity_kind(token: str) -> str:
@@ -116,45 +110,6 @@ def merge_goals(
         else:
             groups[best].append(index)
     return sorted((sorted(g) for g in groups), key=lambda g: g[0])
-
-
-def split_camps(
-    groups: Sequence[Sequence[int]],
-    trace_of: Sequence[str],
-    states: Sequence[str],
-    clean: Sequence[bool],
-    similarity: np.ndarray,
-) -> list[list[int]]:
-    """``groups`` with each task of several camps cut into one task per camp (module
-    docstring). ``states`` are the goals' end states as canonical text, ``clean`` whether
-    each goal's run shows no failure sign; a run's state in a task is that of its goals
-    there together."""
-    found: list[list[int]] = []
-    for members in groups:
-        runs: dict[str, list[int]] = {}
-        for index in members:
-            runs.setdefault(trace_of[index], []).append(index)
-        by_state: dict[str, list[str]] = {}
-        for trace, indices in runs.items():
-            state = "|".join(sorted(states[i] for i in indices if states[i] != "{}"))
-            by_state.setdefault(state, []).append(trace)
-        camps = [
-            [i for t in traces for i in runs[t]]
-            for traces in by_state.values()
-            if sum(all(clean[i] for i in runs[t]) for t in traces) >= CAMP_MIN_CLEAN
-        ]
-        if len(camps) < 2:
-            found.append(sorted(members))
-            continue
-        placed = {i for camp in camps for i in camp}
-        for indices in (ids for ids in runs.values() if ids[0] not in placed):
-            nearest = max(
-                range(len(camps)),
-                key=lambda c: max(float(similarity[i, j]) for i in indices for j in camps[c]),
-            )
-            camps[nearest].extend(indices)
-        found.extend(sorted(camp) for camp in camps)
-    return sorted(found, key=lambda g: g[0])
 
 
 def fold_companions(groups: Sequence[Sequence[int]], trace_of: Sequence[str]) -> list[list[int]]:

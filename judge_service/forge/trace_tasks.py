@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge_service.forge.camps import split_camps
 from judge_service.forge.embed import Embedder, get_embedder
 from judge_service.forge.end_states import (
     Consensus,
@@ -30,7 +31,7 @@ from judge_service.forge.end_states import (
     goal_outcome,
 )
 from judge_service.forge.labels import sign_report
-from judge_service.forge.merge import fold_companions, merge_goals, split_camps
+from judge_service.forge.merge import fold_companions, merge_goals
 from judge_service.forge.signs import CLOSING, COMPLAINT, failure_signs
 from judge_service.forge.similar import families
 from judge_service.forge.start_state import start_handles
@@ -44,10 +45,10 @@ from judge_service.traces.conversation import (
     user_words,
 )
 from judge_service.traces.effects import ToolEffect, classify_tools, write_tools
-from judge_service.traces.entities import canonical, state_diff
+from judge_service.traces.entities import state_diff
 from judge_service.traces.goals import ENTITY, Goal, goals
 from judge_service.traces.identity import who
-from judge_service.traces.requested import requested, tool_values
+from judge_service.traces.requested import held, requested, tool_values
 
 log = logging.getLogger(__name__)
 
@@ -273,8 +274,13 @@ def _task(
     members: list[int], found: list[tuple[Goal, GoalOutcome]], by_id: dict[str, Trace]
 ) -> TraceTask:
     task = TraceTask([found[m][0] for m in members], [found[m][1] for m in members])
+    asked = {h for g in task.goals for h in g.requested}
     evidence = {
-        t: RunEvidence([s.kind for g, _ in task.parts(t) for s in g.failures], accepted(by_id[t]))
+        t: RunEvidence(
+            [s.kind for g, _ in task.parts(t) for s in g.failures],
+            accepted(by_id[t]),
+            len(asked & held(task.trace_outcome(t).end_state)),
+        )
         for t in task.trace_ids
     }
     task.consensus = consensus(
@@ -364,10 +370,10 @@ def forge_traces(
     ]
     groups = merge_goals(similarity, handles, embedder.threshold)
     trace_of = [g.trace_id for g, _ in found]
-    states = [canonical(o.end_state) for _, o in found]
+    states = [o.end_state for _, o in found]
     clean = [not g.failures for g, _ in found]
-    groups = split_camps(groups, trace_of, states, clean, similarity)
     groups = fold_companions(groups, trace_of)
+    groups = split_camps(groups, trace_of, states, clean, similarity)
     by_id = {t.id: t for t in kept}
     tasks = [_task(members, found, by_id) for members in groups]
     grouped = task_families(tasks)

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from judge_service.forge.merge import merge_goals, split_camps
+from judge_service.forge.camps import split_camps
+from judge_service.forge.merge import merge_goals
+
+A, B, C, D = ({"r=1": v} for v in "ABCD")
+B2 = {"r=2": "B"}  # a second record: a run's parts together are A + B2
 
 
 def test_two_values_of_one_field_are_two_goals_and_one_named_only_once_is_not():
@@ -21,7 +25,7 @@ def test_two_values_of_one_field_are_two_goals_and_one_named_only_once_is_not():
 def test_a_task_with_two_clean_consensuses_is_cut_and_other_runs_join_the_nearer():
     # runs a1, a2 reached state A cleanly; b1, b2 state B; f1 is a failed run of A's goal
     trace_of = ["a1", "a2", "b1", "b2", "f1"]
-    states = ["A", "A", "B", "B", "C"]
+    states = [{"r=1": "A"}, {"r=1": "A"}, {"r=1": "B"}, {"r=1": "B"}, {"r=1": "C"}]
     clean = [True, True, True, True, True]
     similarity = np.full((5, 5), 0.8)
     similarity[4, 0] = similarity[0, 4] = 0.95
@@ -33,12 +37,30 @@ def test_one_clean_consensus_and_stray_runs_stay_one_task():
     trace_of = ["a1", "a2", "b1", "b2"]
     similarity = np.ones((4, 4))
     # state B reached twice, once by a run with a failure sign: no second camp
-    got = split_camps(
-        [[0, 1, 2, 3]], trace_of, ["A", "A", "B", "B"], [True, True, True, False], similarity
-    )
+    got = split_camps([[0, 1, 2, 3]], trace_of, [A, A, B, B], [True, True, True, False], similarity)
     assert got == [[0, 1, 2, 3]]
-    # a run's parts count together: r1 and r2 reached A + B alike, one camp
-    got = split_camps(
-        [[0, 1, 2, 3]], ["r1", "r1", "r2", "r2"], ["A", "B", "B", "A"], [True] * 4, similarity
-    )
-    assert got == [[0, 1, 2, 3]]
+    # a run's parts count together: r1 and r2 reached A and B2 in two goals, r3 and r4 in
+    # one; all four reached the same end state, one camp
+    both = {**A, **B2}
+    trace_of = ["r1", "r1", "r2", "r2", "r3", "r4"]
+    members = [[0, 1, 2, 3, 4, 5]]
+    got = split_camps(members, trace_of, [A, B2, B2, A, both, both], [True] * 6, np.ones((6, 6)))
+    assert got == members
+
+
+def test_clean_dissenters_alike_each_other_are_another_goal_and_unalike_ones_are_not():
+    # a1, a2 agree; c1 and d1 reached other end states, each without a sign
+    trace_of, states, clean = ["a1", "a2", "c1", "d1"], [A, A, C, D], [True] * 4
+    alike = np.full((4, 4), 0.7)
+    alike[2, 3] = alike[3, 2] = 0.9
+    assert split_camps([[0, 1, 2, 3]], trace_of, states, clean, alike) == [[0, 1], [2, 3]]
+    # their words are no more like each other's than the rest's: failed repeats, one task
+    unalike = np.full((4, 4), 0.7)
+    assert split_camps([[0, 1, 2, 3]], trace_of, states, clean, unalike) == [[0, 1, 2, 3]]
+    # nor when they are less like each other's than the camp's runs are
+    closer_camp = alike.copy()
+    closer_camp[0, 1] = closer_camp[1, 0] = 0.95
+    assert split_camps([[0, 1, 2, 3]], trace_of, states, clean, closer_camp) == [[0, 1, 2, 3]]
+    # a dissenter with a failure sign does not count
+    signed = [True, True, True, False]
+    assert split_camps([[0, 1, 2, 3]], trace_of, states, signed, alike) == [[0, 1, 2, 3]]
