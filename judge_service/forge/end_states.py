@@ -37,10 +37,14 @@ MIN_AGREEING = 2
 #: What a run's evidence weighs (:meth:`RunEvidence.weight`): a run without failure signs
 #: counts :data:`CLEAN_RUN`, and one whose user accepted the outcome :data:`ACCEPTED` more.
 #: "Nothing changed", when no run reached it, weighs :data:`NO_RUN_PRIOR`: above a run with
-#: signs that the user did not accept, below a clean one.
+#: signs that the user did not accept, below a clean one. Each value the users of the task
+#: asked for in the tools' terms (:mod:`judge_service.traces.requested`) that the run's end
+#: state holds adds :data:`ASKED_VALUE`: of two polite runs, the one whose new record is
+#: "purple" and "polyester", as asked, did what was asked.
 CLEAN_RUN = 2.0
 ACCEPTED = 1.0
 NO_RUN_PRIOR = 1.5
+ASKED_VALUE = 1.0
 
 
 @dataclass
@@ -49,14 +53,18 @@ class RunEvidence:
 
     signs: list[str] = field(default_factory=list)
     accepted: bool = False
+    #: How many values the task's users asked for its end state holds.
+    asked: int = 0
 
     def weight(self) -> float:
-        return (0.0 if self.signs else CLEAN_RUN) + (ACCEPTED if self.accepted else 0.0)
+        clean = 0.0 if self.signs else CLEAN_RUN
+        return clean + (ACCEPTED if self.accepted else 0.0) + ASKED_VALUE * self.asked
 
     def reasons(self, trace_id: str) -> list[str]:
         shown = ", ".join(self.signs) if self.signs else "no failure sign"
         accepted = "the user accepted the outcome" if self.accepted else "no acceptance"
-        return [f"{trace_id}: {shown}; {accepted}"]
+        held = f"; holds {self.asked} value(s) the user asked for" if self.asked else ""
+        return [f"{trace_id}: {shown}; {accepted}{held}"]
 
 
 @dataclass

@@ -100,3 +100,9 @@ def requested(trace: Trace, values: dict[str, set[str]], start: int, end: int) -
         elif role not in ("system", "developer"):
             shown += shown_text(message) + " "
     return sorted(found)
+
+
+def held(state: Any) -> set[str]:
+    """The ``said:<field>=<value>`` handles an end state would match: its leaves, normalised
+    as :func:`requested` writes them."""
+    return {f"{PREFIX}{field}={normal(value)}" for field, value in _leaves(state)}

@@ -14,6 +14,7 @@ from judge_service.traces.calls import tool_calls
 from judge_service.traces.conversation import Trace
 from judge_service.traces.effects import classify_tools, write_tools
 from judge_service.traces.identity import who
+from judge_service.traces.requested import held
 
 
 def _call(role: str, call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -187,3 +188,19 @@ def test_a_tool_named_as_a_question_is_a_read():
     calls = tool_calls(_phone_run("x", "mms"), roles=("assistant", "user"))
     effects = classify_tools([calls], [{"name": "can_send_mms"}, {"name": "is_roaming"}])
     assert effects["can_send_mms"].effect == "read" and effects["is_roaming"].effect == "read"
+
+
+def test_of_two_polite_runs_the_one_whose_end_state_holds_what_was_asked_is_proposed():
+    asked = {"said:color=purple", "said:material=polyester"}
+    wrong = {"order=A1": {"items": [{"options": {"color": "blue", "material": "cotton"}}]}}
+    right = {"order=A1": {"items": [{"options": {"color": "Purple", "material": "polyester"}}]}}
+    assert asked <= held(right) and not asked & held(wrong)
+    evidence = {
+        "r1": RunEvidence([], True, len(asked & held(wrong))),
+        "r2": RunEvidence([], True, len(asked & held(right))),
+    }
+    agreed = consensus([("r1", wrong, False), ("r2", right, False)], evidence)
+    assert agreed.reference == right and agreed.source == "proposed"
+    assert agreed.candidates[0].reasons == [
+        "r2: no failure sign; the user accepted the outcome; holds 2 value(s) the user asked for"
+    ]
