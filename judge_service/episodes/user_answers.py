@@ -154,8 +154,7 @@ def answer(
     act = act_of(asked)
     decisions = [i for i in middle if is_decision(turns[i])]
     facts = [i for i in middle if i not in decisions]
-    requests = [i for i in facts if _initiated(exchanges, i)]
-    fresh_requests = [i for i in requests if fresh[i]]
+    fresh_requests = [i for i in facts if fresh[i] and _initiated(exchanges, i)]
     if act == "proposes":
         chosen = _best(decisions, scores, fresh)
         if chosen is None:
