@@ -74,17 +74,22 @@ def _records(value: Any) -> Iterator[dict[str, Any]]:
             yield from _records(item)
 
 
-def _own_records(token: str, payload: Any) -> Iterator[dict[str, Any]]:
+#: Each call's answer as its objects (:func:`_records`), by the call's index: read once per
+#: trace, for every token of every write looks through them.
+Records = dict[int, list[dict[str, Any]]]
+
+
+def _own_records(token: str, records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The objects of an answer that are the token's own record: listed under it as a key
     (``{"paypal_1": {...}}``), or holding it as their ``id``."""
-    for record in _records(payload):
+    for record in records:
         if isinstance(record.get(token), dict):
             yield record[token]
         if str(record.get("id")) == token:
             yield record
 
 
-def _marks(token: str, calls: Sequence[ToolCall], before: int) -> set[str]:
+def _marks(token: str, calls: Sequence[ToolCall], before: int, records: Records) -> set[str]:
     """The words of a token and of the records that carry it (as a value or a key) in the
     answers before message ``before``."""
     marks = {w for w in WORD.findall(_LETTERS.sub(lambda m: " " + m.group(0) + " ", token).lower())}
@@ -92,7 +97,7 @@ def _marks(token: str, calls: Sequence[ToolCall], before: int) -> set[str]:
     for call in calls:
         if call.answer_turn is None or call.answer_turn >= before or call.error:
             continue
-        for record in _own_records(token, call.payload):
+        for record in _own_records(token, records[call.index]):
             for value in record.values():
                 if isinstance(value, str | int) and not isinstance(value, bool):
                     text = str(value).lower()
@@ -121,7 +126,9 @@ def _write_values(call: ToolCall) -> dict[str, set[str]]:
     return found
 
 
-def _candidates(trace: Trace, calls: Sequence[ToolCall], before: int, kind: str) -> set[str]:
+def _candidates(
+    trace: Trace, calls: Sequence[ToolCall], before: int, kind: str, records: Records
+) -> set[str]:
     seen: set[str] = set()
     for message in trace.messages[:before]:
         if message.get("role") in ("system", "developer"):
@@ -134,22 +141,27 @@ def _candidates(trace: Trace, calls: Sequence[ToolCall], before: int, kind: str)
             seen.update(
                 t for t in _scalars(call.payload) if TOKEN.fullmatch(t) and shape(t) == kind
             )
-            for record in _records(call.payload):
+            for record in records[call.index]:
                 seen.update(k for k in record if TOKEN.fullmatch(k) and shape(k) == kind)
     return seen
 
 
 def _contradiction(
-    trace: Trace, calls: Sequence[ToolCall], write: ToolCall, kind: str, used: set[str]
+    trace: Trace,
+    calls: Sequence[ToolCall],
+    write: ToolCall,
+    kind: str,
+    used: set[str],
+    records: Records,
 ) -> str | None:
     """Why ``write``'s values of shape ``kind`` contradict the user, or ``None``."""
-    candidates = _candidates(trace, calls, write.turn, kind) | used
+    candidates = _candidates(trace, calls, write.turn, kind, records) | used
     if len(candidates) < 2:
         return None
     consumed = {_norm(v) for c in calls if c.turn < write.turn for v in _scalars(c.arguments)} - {
         _norm(u) for u in used
     }
-    all_marks = {c: _marks(c, calls, write.turn) for c in candidates}
+    all_marks = {c: _marks(c, calls, write.turn, records) for c in candidates}
     own = {
         c: marks - set().union(*(m for o, m in all_marks.items() if o != c)) - consumed
         for c, marks in all_marks.items()
@@ -188,11 +200,14 @@ def contradicts_user(
     """A ``contradicts_user`` sign for each successful write whose values the user's own
     words contradict (module docstring), at the write's turn."""
     signs = []
+    records: Records | None = None
     for call in calls:
         if call.error or call.caller != "assistant" or not is_write(call.name, writes):
             continue
+        if records is None:
+            records = {c.index: list(_records(c.payload)) for c in calls}
         for kind, used in sorted(_write_values(call).items()):
-            why = _contradiction(trace, calls, call, kind, used)
+            why = _contradiction(trace, calls, call, kind, used, records)
             if why is not None:
                 signs.append(FailureSign("contradicts_user", call.turn, excerpt(why)))
                 break
