@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from dataclasses import fields
 from typing import Any, cast
 
 import pydantic_core
@@ -75,8 +76,8 @@ def create_episode(
 #: declared with a ``__tablename__`` maps a ``Table``.)
 TABLE = cast(Table, EpisodeRow.__table__)
 #: The columns a read and a step select, in their rows' order.
-COLUMNS = Read._fields
-STEP = Step._fields
+COLUMNS = tuple(f.name for f in fields(Read))
+STEP = tuple(f.name for f in fields(Step))
 #: Statements built once, with bound parameters: building one costs more than running it
 #: (SQLAlchemy's expression objects, compared and coerced on every construction).
 _BY_ID = TABLE.c.id == bindparam("b_id")

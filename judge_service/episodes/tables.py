@@ -9,8 +9,9 @@ takes no row locks; PostgreSQL's ``FOR UPDATE`` makes the second wait and then s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -58,9 +59,11 @@ class EpisodeScriptRow(Base):
     script: Mapped[dict[str, Any]] = mapped_column(AsciiJSON())
 
 
-class Read(NamedTuple):
-    """What a state read needs of an episode's row (not its script: that is cached). The
-    fields are the columns :mod:`~judge_service.episodes.store` selects, in this order."""
+@dataclass(slots=True)
+class Step:
+    """What a step reads of an episode's row: what it checks and the reward path names, and
+    the episode's JSON. The fields are the columns :mod:`~judge_service.episodes.store`
+    selects, in this order."""
 
     id: str
     world_id: str
@@ -68,25 +71,17 @@ class Read(NamedTuple):
     project: str
     run_id: str | None
     step: int | None
-    seed: int
     status: str
     version: int
     episode: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Read(Step):
+    """What a state read needs of the row (not its script: that is cached): a step's
+    columns, then these."""
+
+    seed: int
     result: dict[str, Any] | None
     created_at: datetime
     updated_at: datetime
-
-
-class Step(NamedTuple):
-    """What a step reads of the row: what it checks and the reward path names, and the
-    episode's JSON (the columns selected, in this order, as for :class:`Read`)."""
-
-    id: str
-    world_id: str
-    task_id: str
-    project: str
-    run_id: str | None
-    step: int | None
-    status: str
-    version: int
-    episode: dict[str, Any]
