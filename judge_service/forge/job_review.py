@@ -20,7 +20,7 @@ from judge_service.forge.trace_tasks import TraceFamily
 from judge_service.review import store_review as review
 from judge_service.review.client_mining import mine_with_model
 from judge_service.review.mining import MiningRollout
-from judge_service.review.queue_mined import enqueue_mined
+from judge_service.review.store_mined import enqueue_mined
 from judge_service.rubrics import store as rubrics
 
 log = logging.getLogger(__name__)

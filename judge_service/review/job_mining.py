@@ -16,7 +16,7 @@ from judge_service.review import store_mining as mining
 from judge_service.review import store_review as review
 from judge_service.review.client_mining import mine_with_model
 from judge_service.review.mining import MiningRollout, refs
-from judge_service.review.queue_mined import enqueue_mined
+from judge_service.review.store_mined import enqueue_mined
 from judge_service.rubrics import store as rubrics
 from judge_service.scoring.store_rollouts import run_rollouts
 
