@@ -24,6 +24,7 @@ only (questions, proposals, agreement); none names a tool, a field or an id of a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -118,12 +119,22 @@ def unused(turns: Sequence[str], given: Sequence[str]) -> list[bool]:
 FRESH_BONUS = 0.15
 
 
+def _weight(index: int, scores: list[float], fresh: list[bool]) -> float:
+    """How well turn ``index`` answers: its likeness to the question, a turn not yet said
+    counting ``FRESH_BONUS`` more (an agent that asks again gets the same answer again)."""
+    return scores[index] + FRESH_BONUS * fresh[index]
+
+
 def _best(candidates: list[int], scores: list[float], fresh: list[bool]) -> int | None:
-    """The candidate most like the question, a turn not yet said counting ``FRESH_BONUS``
-    more (an agent that asks again gets the same answer again); the earliest on a tie."""
+    """The candidate of the highest :func:`_weight`; the earliest on a tie."""
     if not candidates:
         return None
-    return min(candidates, key=lambda i: (-(scores[i] + FRESH_BONUS * fresh[i]), i))
+    return min(candidates, key=lambda i: (-_weight(i, scores, fresh), i))
+
+
+def _say(turns: Sequence[str], chosen: int | None) -> tuple[str, bool]:
+    """The chosen turn, not ending; the opening restated when none fits."""
+    return (turns[chosen] if chosen is not None else turns[0]), False
 
 
 def answer(
@@ -157,19 +168,16 @@ def answer(
     fresh_requests = [i for i in facts if fresh[i] and _initiated(exchanges, i)]
     if act == "proposes":
         chosen = _best(decisions, scores, fresh)
-        if chosen is None:
-            chosen = _best(facts, scores, fresh)
-        return (turns[chosen] if chosen is not None else turns[0]), False
+        return _say(turns, chosen if chosen is not None else _best(facts, scores, fresh))
     if act in ("asks", "works"):
         if act == "asks" and closing is not None and not fresh_requests:
             # a question the closing turn answers best ("anything else?"): nothing the user
             # has left relates to it more, so it ends as the traced user did
-            best = max((scores[i] + FRESH_BONUS * fresh[i] for i in facts), default=0.0)
+            best = max((_weight(i, scores, fresh) for i in facts), default=0.0)
             related = any(fresh[i] and scores[i] > 0.0 for i in facts)
             if scores[closing] > 0.0 and scores[closing] >= best and not related:
                 return _closing(turns[closing])
-        chosen = _best(facts, scores, fresh)
-        return (turns[chosen] if chosen is not None else turns[0]), False
+        return _say(turns, _best(facts, scores, fresh))
     if fresh_requests:
         return turns[fresh_requests[0]], False
     fresh_facts = [i for i in facts if fresh[i]]
@@ -177,8 +185,7 @@ def answer(
         return turns[fresh_facts[0]], False
     if closing is not None:
         return _closing(turns[closing])
-    chosen = _best(facts, scores, fresh)
-    return (turns[chosen] if chosen is not None else turns[0]), False
+    return _say(turns, _best(facts, scores, fresh))
 
 
 def _closing(turn: str) -> tuple[str, bool]:
@@ -188,7 +195,12 @@ def _closing(turn: str) -> tuple[str, bool]:
     return ("" if consents(turn) else turn), True
 
 
+#: :func:`act_of` of the traced agent's words, read once per process: they are the same at
+#: every step of every episode of a task, and a step would read them all again.
+_traced_act = functools.lru_cache(maxsize=4096)(act_of)
+
+
 def _initiated(exchanges: Sequence[Mapping[str, str]], index: int) -> bool:
     """Whether the traced user said turn ``index`` of its own accord: after a report, not
     in answer to a question or a proposal."""
-    return index < len(exchanges) and act_of(exchanges[index].get("asked", "")) == "reports"
+    return index < len(exchanges) and _traced_act(exchanges[index].get("asked", "")) == "reports"

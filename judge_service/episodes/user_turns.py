@@ -107,8 +107,10 @@ def similarities(documents: Sequence[str], query: str) -> list[float]:
     scores = []
     for doc in docs:
         shared = sum(idf(w) ** 2 for w in words & doc)
-        norm = math.sqrt(sum(idf(w) ** 2 for w in doc)) or 1.0
-        scores.append(shared / (query_norm * norm) if shared else 0.0)
+        if not shared:  # most turns share no word: their norm is not needed
+            scores.append(0.0)
+            continue
+        scores.append(shared / (query_norm * math.sqrt(sum(idf(w) ** 2 for w in doc))))
     return scores
 
 
