@@ -28,7 +28,7 @@ from typing import Any
 
 from judge_service.traces.conversation import STOP_TOKEN as STOP_TOKEN  # where it was first
 from judge_service.traces.conversation import Trace, content_text, user_words
-from judge_service.traces.requested import normal, shown_text
+from judge_service.traces.requested import normal, said_after_shown
 
 _THANKS = (
     r"(?:(?:ok(?:ay)?|great|perfect|awesome|wonderful|excellent|cool|alright|good|nice|"
@@ -148,17 +148,12 @@ def opens_new_goal(messages: list[dict[str, Any]], turn: int) -> bool:
 def brought_entities(messages: list[dict[str, Any]], start: int, end: int) -> list[str]:
     """The :func:`entities_in` of the user turns in ``[start, end)``, without the id-like
     tokens an earlier message showed the user (module docstring); names and e-mails stay."""
-    shown = ""
     found: list[str] = []
-    for turn, message in enumerate(messages[:end]):
-        role = message.get("role")
-        if role == "user" and turn >= start:
-            for entity in entities_in(user_words(content_text(message.get("content")))):
-                person = "@" in entity or entity.startswith("name:")
-                if person or normal(entity).lstrip("#") not in shown:
-                    found.append(entity)
-        elif role not in ("user", "system", "developer"):
-            shown += shown_text(message) + " "
+    for said, shown in said_after_shown(messages, start, end):
+        for entity in entities_in(said):
+            person = "@" in entity or entity.startswith("name:")
+            if person or normal(entity).lstrip("#") not in shown:
+                found.append(entity)
     return list(dict.fromkeys(found))
 
 

@@ -83,22 +83,30 @@ def shown_text(message: dict[str, Any]) -> str:
     return normal(" ".join(parts))
 
 
+def said_after_shown(
+    messages: Sequence[dict[str, Any]], start: int, end: int
+) -> Iterator[tuple[str, str]]:
+    """Each user turn of messages ``[start, end)``, its words, with what the messages before it
+    had shown the user (:func:`shown_text` of every agent and tool message, space-separated
+    and space-framed): what the user brought is what the second does not hold."""
+    shown = " "
+    for turn, message in enumerate(messages[:end]):
+        role = message.get("role")
+        if role == "user":
+            if turn >= start:
+                yield user_words(content_text(message.get("content"))), shown
+        elif role not in ("system", "developer"):
+            shown += shown_text(message) + " "
+
+
 def requested(trace: Trace, values: dict[str, set[str]], start: int, end: int) -> list[str]:
     """The ``said:<field>=<value>`` handles of the goal in messages ``[start, end)``: the
     :func:`tool_values` its user brought (module docstring), sorted."""
-    shown = " "
     found: set[str] = set()
-    for turn, message in enumerate(trace.messages[:end]):
-        role = message.get("role")
-        if role == "user":
-            if turn < start:
-                continue
-            words = normal(user_words(content_text(message.get("content")))).split()
-            for value in _grams(words) & values.keys():
-                if f" {value} " not in shown:
-                    found.update(f"{PREFIX}{field}={value}" for field in values[value])
-        elif role not in ("system", "developer"):
-            shown += shown_text(message) + " "
+    for said, shown in said_after_shown(trace.messages, start, end):
+        for value in _grams(normal(said).split()) & values.keys():
+            if f" {value} " not in shown:
+                found.update(f"{PREFIX}{field}={value}" for field in values[value])
     return sorted(found)
 
 
