@@ -66,7 +66,8 @@ def _cut(
     if len(camps) == 1:
         camp = set(camps[0])
         dissent = [i for t in spotless if runs[t][0] not in camp for i in runs[t]]
-        rest = [i for i in members if i not in set(dissent)]
+        dissenting = set(dissent)
+        rest = [i for i in members if i not in dissenting]
         apart = {trace_of[i] for i in dissent}
         alike = _mean(similarity, dissent, dissent, trace_of)
         if (
