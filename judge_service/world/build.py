@@ -1,6 +1,7 @@
 """Building a world from parsed traces: observe, learn each tool, keep replays of the rest.
 
-Every tool named by a schema or a call gets a model: its answer format, the fields its
+Every tool named by a schema or a call (the agent's, or the user's on their own side:
+:mod:`judge_service.world.user_side`) gets a model: its answer format, the fields its
 entity answers show, a read rule or a function (reads) or a transition (writes), its error
 rules, and replays of the traced calls that those do not already answer as the trace did.
 Nothing here knows a domain: names, ids and shapes all come from the traces.
@@ -21,6 +22,7 @@ from judge_service.world.observe import Observed, Step, observe, recorded_call
 from judge_service.world.reads import learn_read
 from judge_service.world.replay import fingerprint
 from judge_service.world.transitions import learn_transition
+from judge_service.world.user_side import learn_side
 from judge_service.world.values import detect_format, payload_of, same
 from judge_service.world.world import World
 
@@ -77,9 +79,11 @@ def _examples(steps: Sequence[Step]) -> list[dict[str, Any]]:
 
 def learn_tool(name: str, observed: Observed, steps: Sequence[Step]) -> ToolModel:
     effect = observed.effects[name].effect
+    by_user = bool(steps) and all(s.call.caller == "user" for s in steps)
     tool = ToolModel(
         name=name,
         effect=effect,
+        caller="user" if by_user else "agent",
         calls=len(steps),
         errors_seen=sum(s.call.error for s in steps),
         format=detect_format([(s.call.payload, s.call.answer or "") for s in steps]),
@@ -105,6 +109,9 @@ def build_world(traces: Sequence[Trace]) -> World:
         for step in steps:
             by_tool.setdefault(step.call.name, []).append(step)
     tools = {name: learn_tool(name, observed, steps) for name, steps in sorted(by_tool.items())}
+    users = frozenset(name for name, tool in tools.items() if tool.caller == "user")
+    for name, side in learn_side(observed.steps.values(), users).items():
+        tools[name].side = side
     starts = {
         trace_id: TraceStart(
             keys=list(start),

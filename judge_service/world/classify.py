@@ -5,7 +5,8 @@ the forge names, then by the tool's name. The world names more entities (an obje
 a field that holds the same-named argument, ``get_book(isbn)`` -> ``isbn=...``), so where
 the forge found no evidence, the same rule runs over the world's entities: a call that names
 an entity (an argument holds its id) before it is next seen changed is credited with the
-change; a tool with at least as many changes as unchanged views is a write.
+change; a tool with at least as many changes as unchanged views is a write. A view that only
+adds fields, or writes a value as text, shows more of the entity: no change.
 """
 
 from __future__ import annotations
@@ -17,9 +18,29 @@ from typing import Any
 from judge_service.traces.calls import ToolCall
 from judge_service.traces.effects import Effect, ToolEffect, classify_tools
 from judge_service.world.lookup import argument_values, merge
+from judge_service.world.text import as_text
 from judge_service.world.values import same
 
 View = list[tuple[str, Any]]
+
+
+def _scalar_text(value: Any) -> str | None:
+    return None if isinstance(value, dict | list) else as_text(value)
+
+
+def _changes(seen: Any, view: Any) -> bool:
+    """Whether ``view`` shows ``seen`` changed. Fields it adds, or values it writes as text
+    (``"3.2"`` for ``3.2``), are a read showing more of the entity, not a change."""
+    if not (isinstance(seen, dict) and isinstance(view, dict)):
+        return not same(merge(seen, view), seen)
+    for name in seen.keys() & view.keys():
+        old, new = seen[name], view[name]
+        if same(old, new):
+            continue
+        text = _scalar_text(old)
+        if text is None or text != _scalar_text(new):
+            return True
+    return False
 
 
 def _evidence(
@@ -32,7 +53,7 @@ def _evidence(
             continue
         for key, state in found:
             between = since.get(key, [])
-            if key in seen and not same(merge(seen[key], state), seen[key]):
+            if key in seen and _changes(seen[key], state):
                 changed[between[-1] if between else call.name] += 1
             elif key in seen:
                 unchanged.update({*between, call.name})

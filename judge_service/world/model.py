@@ -189,9 +189,24 @@ class Replay(BaseModel):
     effects: dict[str, Any] = Field(default_factory=dict)
 
 
+class SideAnswer(BaseModel):
+    """One traced call of a user tool: its arguments (canonical JSON), its answer, and the
+    successful writes its run had made before it (``tool:arguments``, sorted)."""
+
+    arguments: str
+    text: str
+    error: bool = False
+    before: list[str] = Field(default_factory=list)
+    #: The entity states a successful write left (most change none: only the user's side).
+    effects: dict[str, Any] = Field(default_factory=dict)
+
+
 class ToolModel(BaseModel):
     name: str
     effect: Literal["read", "write"] = "read"
+    #: Who called it in the traces: ``user`` when only the user did (a tool on the user's
+    #: own side, their phone or account app); the agent is never offered or answered one.
+    caller: Literal["agent", "user"] = "agent"
     calls: int = 0
     errors_seen: int = 0
     format: str = "json"
@@ -205,6 +220,9 @@ class ToolModel(BaseModel):
     #: Traced calls with distinct arguments and their answers, for (e): a model answering a
     #: call is shown the most similar of them.
     examples: list[dict[str, Any]] = Field(default_factory=list)
+    #: A user tool's traced calls with the writes made before each
+    #: (:mod:`judge_service.world.user_side`).
+    side: list[SideAnswer] = Field(default_factory=list)
 
 
 class TraceStart(BaseModel):

@@ -29,6 +29,9 @@ from judge_service.world.text import as_text
 from judge_service.world.values import jsonable, same
 
 State = dict[str, Any]
+#: Whose calls a world learns from: the agent's, and the user's on their own side (a user
+#: who toggles a setting on their phone changes the state the goal is about).
+USER_AND_AGENT = ("assistant", "user")
 
 
 def _same_named(obj: dict[str, Any], args: Mapping[str, Any]) -> str | None:
@@ -187,7 +190,7 @@ def _walk(
 
 def observe(traces: Sequence[Trace]) -> Observed:
     """Entities, starts and every call's surrounding state (see the module docstring)."""
-    calls = {t.id: [_jsonable_call(c) for c in tool_calls(t)] for t in traces}
+    calls = {t.id: [_jsonable_call(c) for c in tool_calls(t, USER_AND_AGENT)] for t in traces}
     schemas: dict[str, dict[str, Any]] = {}
     for trace in traces:
         for tool in trace.tools or []:

@@ -81,12 +81,12 @@ def _holds(rule: ReadRule, tool: ToolModel, steps: Sequence[Step]) -> bool:
             if sorted(keys) != sorted(k for k, _ in step.shown):
                 return False
             continue
+        if not keys:  # a search that finds nothing where the traced call found something
+            return False
         if rule.output == "entity":
             if [k for k, _ in step.shown] != [f"{rule.entity}={keys[0].split('=', 1)[1]}"]:
                 return False
             continue
-        if not keys:
-            return False
         value = read_value(rule, tool, step.pre, keys)
         if (
             value is MISSING

@@ -23,7 +23,8 @@ from judge_service.traces.conversation import Trace
 from judge_service.traces.entities import entity_key, id_arguments, object_key
 from judge_service.world.lookup import argument_values, merge
 from judge_service.world.model import Answer, Call
-from judge_service.world.observe import identify, recorded_call, shown
+from judge_service.world.observe import USER_AND_AGENT, identify, recorded_call, shown
+from judge_service.world.user_side import done_writes
 from judge_service.world.values import same
 from judge_service.world.world import World
 
@@ -89,8 +90,9 @@ def call_record(world: World, before: State, call: Call, answer: Answer) -> dict
 
 
 def _calls(messages: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
+    """The agent's calls and the user's (on their own side), in order."""
     trace = Trace("verify", 0, [dict(m) for m in messages if isinstance(m, Mapping)], None, {})
-    return tool_calls(trace)
+    return tool_calls(trace, USER_AND_AGENT)
 
 
 def seeded(world: World, start: State, messages: Sequence[Mapping[str, Any]]) -> State:
@@ -134,6 +136,8 @@ def _reconciled(world: World, state: State, traced: ToolCall, answer: Answer) ->
         return answer
     found = shown(traced, world.key_fields)
     if not found:
+        if traced.caller == "user":  # on the user's own side, the recording says what they did
+            return _recorded(traced, state, False, "the user's own call, as recorded")
         if answer.error:  # the world refused what the backend did: its effect is unknown
             return Answer.model_construct(
                 text=None, payload=None, path="model_needed", error=False, state_after=state
@@ -150,12 +154,16 @@ def replay(
 ) -> tuple[State, list[dict[str, Any]]]:
     """The messages' tool calls answered in order by the world from ``start``: the final
     state and each call's :func:`call_record`."""
-    state, records = start, []
+    state: State = start
+    records: list[dict[str, Any]] = []
     for traced in _calls(messages):
         call = recorded_call(traced, world.key_fields)
-        answer = world.answer(state, call)
+        answer = world.answer(state, call, done=done_writes(records))
         if is_write(world, call.name) and traced.answer is not None:
             answer = _reconciled(world, state, traced, answer)
-        records.append(call_record(world, state, call, answer))
+        record = call_record(world, state, call, answer)
+        if traced.caller == "user":
+            record["by"] = "user"
+        records.append(record)
         state = answer.state_after
     return state, records

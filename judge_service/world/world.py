@@ -9,7 +9,7 @@ entity the traces showed, as it could in the real backend.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -18,6 +18,7 @@ from judge_service.world.describe import describe_op
 from judge_service.world.engine import answer_call
 from judge_service.world.lookup import Index
 from judge_service.world.model import PATHS, Answer, Call, ToolModel, TraceStart
+from judge_service.world.user_side import side_answer
 
 
 class World(BaseModel):
@@ -61,13 +62,27 @@ class World(BaseModel):
         start = self.traces.get(trace_id)
         return {k: state[k] for k in (start.keys if start else []) if k in state}
 
+    def agent_tools(self) -> dict[str, ToolModel]:
+        """The tools an agent may call: all but the user's own."""
+        return {n: t for n, t in self.tools.items() if t.caller == "agent"}
+
     def answer(
-        self, state: Mapping[str, Any], call: Call, paths: Collection[str] = PATHS
+        self,
+        state: Mapping[str, Any],
+        call: Call,
+        paths: Collection[str] = PATHS,
+        done: Sequence[str] | None = None,
     ) -> Answer:
-        """The tool's answer to ``call`` in ``state``, and the state after it."""
+        """The tool's answer to ``call`` in ``state``, and the state after it. ``done``: the
+        successful writes made so far (:func:`~judge_service.world.user_side.done_writes`),
+        which answer a user tool's call first (:mod:`judge_service.world.user_side`)."""
         if len(self._index.roots) > 4 * len(self.base) + 1024:
             self._index = Index()
         tool = self.tools.get(call.name)
+        if tool is not None and tool.caller == "user" and done is not None:
+            found = side_answer(tool.side, state, call, done)
+            if found is not None:
+                return found
         return answer_call(tool, state, call, paths, self.key_fields, self._index)
 
     def report(self) -> dict[str, Any]:
