@@ -15,7 +15,10 @@ turn); :func:`act` takes the agent's action, an assistant message:
   A call no path (a)-(d) answers (``model_needed``) gets the ``simulator``'s answer
   (:mod:`~judge_service.world.simulate`), else an ``Error: ...`` saying so; either way the
   state is left as it was, and a write answered so makes the verdict undetermined;
-- text with no tool calls goes to the user (:mod:`~judge_service.episodes.user`), who replies.
+- text with no tool calls goes to the user (:mod:`~judge_service.episodes.user`), who replies;
+  first, where the user has tools of their own and the text asks them to use one, they do
+  (:mod:`~judge_service.episodes.user_tools`): each call is answered by the world and
+  recorded among the answers with ``"by": "user"`` under the user's reply.
 
 It is done when the user ends it, the agent passes ``end=True`` (its action then gets no
 reply), or after ``max_turns`` actions; :func:`finish` compares the end state with the task's.
@@ -25,57 +28,28 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
 from judge_service.episodes.script import Script, script_for
+from judge_service.episodes.state import Episode, entities_of, state_of
+from judge_service.episodes.step import NEEDED, REJECTED, Step, user_acts
 from judge_service.episodes.user import REPLAY, SimulatedUser
+from judge_service.episodes.user_tools import reply_after
 from judge_service.world.actions import parse_action
-from judge_service.world.model import Call
 from judge_service.world.simulate import ToolSimulator
-from judge_service.world.trajectory import call_record
-from judge_service.world.values import MISSING
-from judge_service.world.verify import State, Verdict, end_state_verdict
+from judge_service.world.verify import Verdict, end_state_verdict
 from judge_service.world.world import World
 
-__all__ = ["REJECTED", "Episode", "Script", "act", "finish", "script_for", "start", "state_of"]
-
-#: The path recorded for a call refused before the world answered it.
-REJECTED = "rejected"
-#: The answer to a call that only a model could answer, when none simulates tools: an error
-#: in a tool's shape. It must not say "simulator", "traces" or "model": an agent that learns
-#: it is in a simulator learns to play the simulator. The episode's answers record the call's
-#: path (``model_needed``), so training and the verdict still know.
-NEEDED = "Error: {name} could not complete this request"
-
-
-class Episode(BaseModel):
-    """The whole mutable state of an episode; ``user_next``: user turns given so far."""
-
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    overrides: dict[str, Any] = Field(default_factory=dict)
-    removed: list[str] = Field(default_factory=list)
-    touched: list[str] = Field(default_factory=list)
-    answers: list[dict[str, Any]] = Field(default_factory=list)
-    user_next: int = 0
-    turns: int = 0
-    max_turns: int = 30
-    seed: int = 0
-    done: bool = False
-    ended_by: Literal["user", "agent", "max_turns"] | None = None
-
-
-def state_of(world: World, episode: Episode) -> State:
-    """The episode's current world state: the base, its overrides, less what was removed."""
-    state = {**world.base, **episode.overrides}
-    for key in episode.removed:
-        state.pop(key, None)
-    return state
-
-
-def entities_of(world: World, episode: Episode, keys: list[str]) -> State:
-    """``keys`` of :func:`state_of` (``None``: removed or never held), copying no state."""
-    gone = set(episode.removed)
-    return {k: None if k in gone else episode.overrides.get(k, world.base.get(k)) for k in keys}
+__all__ = [
+    "NEEDED",
+    "REJECTED",
+    "Episode",
+    "Script",
+    "act",
+    "entities_of",
+    "finish",
+    "script_for",
+    "start",
+    "state_of",
+]
 
 
 def start(
@@ -99,87 +73,6 @@ def start(
     return episode, [dict(m) for m in messages]
 
 
-def _tool_message(call_id: str, name: str, content: str) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
-
-
-def _changes(before: State, after: State) -> tuple[list[str], list[str]]:
-    """The keys whose state ``after`` holds anew (by identity: answers copy only what they
-    change), and the keys it no longer holds."""
-    changed = [k for k, v in after.items() if before.get(k, MISSING) is not v]
-    added = sum(1 for k in changed if k not in before)
-    gone = [k for k in before if k not in after] if len(after) - added < len(before) else []
-    return changed, gone
-
-
-class _Step:
-    """One action's effects on a copy of the episode's lists (the episode is not changed)."""
-
-    def __init__(
-        self, world: World, episode: Episode, simulator: ToolSimulator | None = None
-    ) -> None:
-        self.world, self.episode, self.simulator = world, episode, simulator
-        self.messages = list(episode.messages)
-        self.observation: list[dict[str, Any]] = []
-        self.answers = list(episode.answers)
-        self.overrides = episode.overrides
-        self.removed = episode.removed
-        self.touched = episode.touched
-        self.state: State | None = None
-
-    def say(self, message: dict[str, Any]) -> int:
-        self.messages.append(message)
-        self.observation.append(dict(message))
-        return len(self.messages) - 1
-
-    def record(self, index: int, entry: dict[str, Any]) -> None:
-        self.answers.append({"message": index, **entry})
-
-    def refuse(self, call_id: str, name: str, error: str, arguments: Any = None) -> None:
-        index = self.say(_tool_message(call_id, name, error))
-        tool = self.world.tools.get(name)
-        write = tool is not None and tool.effect == "write"
-        entry = {"tool": name or None, "path": REJECTED, "error": True, "write": write}
-        self.record(index, {**entry, "arguments": arguments or {}, "changed": [], "about": []})
-
-    def call(self, call_id: str, name: str, arguments: dict[str, Any], invalid: str | None) -> None:
-        """Answer the call; ``invalid``: its arguments fail the schema, so only the tool's
-        own error for them (the world's, in the backend's words) or that text answers."""
-        if self.state is None:
-            self.state = state_of(self.world, self.episode)
-        before = self.state
-        call = Call.model_construct(name=name, arguments=arguments)
-        answer = self.world.answer(before, call)
-        if invalid is not None and not (answer.error and answer.path != "model_needed"):
-            self.refuse(call_id, name, invalid, arguments)
-            return
-        needed = answer.path == "model_needed"
-        simulated = self.simulator.answer(call, before) if needed and self.simulator else None
-        text = simulated or (NEEDED.format(name=name) if needed else (answer.text or ""))
-        index = self.say(_tool_message(call_id, name, text))
-        entry = call_record(self.world, before, call, answer)
-        if answer.note:
-            entry["note"] = answer.note
-        if simulated is not None:
-            entry["simulated"] = True  # (e): a model's answer; the state is left as it was
-        self.record(index, entry)
-        after = answer.state_after
-        if after is before:
-            return
-        changed, gone = _changes(before, after)
-        self.overrides = {**self.overrides, **{k: after[k] for k in changed}}
-        removed = [k for k in self.removed if k not in after]
-        for key in gone:
-            self.overrides.pop(key, None)
-            if key in self.world.base and key not in removed:
-                removed.append(key)
-        self.removed = removed
-        new = [k for k in entry["changed"] if k not in self.touched]
-        if new:
-            self.touched = [*self.touched, *new]
-        self.state = after
-
-
 def act(
     world: World,
     script: Script,
@@ -195,10 +88,10 @@ def act(
     if episode.done:
         return episode, []
     turns = episode.turns + 1
-    step = _Step(world, episode, simulator)
+    step = Step(world, episode, simulator)
     ended_by: Literal["user", "agent", "max_turns"] | None = None
     if not (end and (action is None or (isinstance(action, dict) and not action))):
-        parsed = parse_action(action, world.tools, script.schemas(), f"call_{turns}")
+        parsed = parse_action(action, world.agent_tools(), script.schemas(), f"call_{turns}")
         if parsed.message is not None:
             step.messages.append(parsed.message)
         if parsed.error is not None:
@@ -209,9 +102,17 @@ def act(
             else:
                 step.call(request.call_id, request.name, request.arguments, request.invalid)
         if parsed.error is None and not parsed.requests and not end:
+            did = user_acts(step, script, parsed.text)
             text, ends = (user or REPLAY).reply(script, step.messages, episode.seed)
+            if did and user is None:  # the replayed user says what their own tools showed
+                text = reply_after(script.acts, [(e["tool"], e["answer"]) for e in did])
+                ends = (
+                    script.user_ends and bool(script.user_turns) and text == script.user_turns[-1]
+                )
             if text or not ends:
-                step.say({"role": "user", "content": text})
+                index = step.say({"role": "user", "content": text})
+                for entry in did:
+                    entry["message"] = index
             ended_by = "user" if ends else None
     if ended_by is None and end:
         ended_by = "agent"

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from judge_service.episodes.user_turns import closest, run_turns
+from judge_service.episodes.user_turns import closest, run_acts, run_turns
 from judge_service.traces.conversation import Trace, content_text
 from judge_service.traces.entities import canonical
 from judge_service.traces.goals import goals, user_words
@@ -28,6 +28,9 @@ class Script(BaseModel):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     user_turns: list[str] = Field(default_factory=list)
     exchanges: list[dict[str, Any]] = Field(default_factory=list)
+    #: What the replayed user did on their own side: ``{"tool", "arguments", "answer",
+    #: "said"}`` (:func:`~judge_service.episodes.user_turns.run_acts`).
+    acts: list[dict[str, Any]] = Field(default_factory=list)
     start_traces: list[str] = Field(default_factory=list)
     reference: dict[str, Any] | None = None
     #: The reference is the forge's proposal (rewards made with it are provisional).
@@ -124,7 +127,9 @@ def script_for(task: Mapping[str, Any], traces: Mapping[str, Trace], seed: int) 
     chosen = traces[pool[seed % len(pool)]] if pool else None
     if chosen is not None:
         first = chosen.id == str((task.get("source") or {}).get("trace_id") or listed[0])
-        turns, exchanges, ends = run_turns(chosen, _spans(task, chosen, first))
+        spans = _spans(task, chosen, first)
+        turns, exchanges, ends = run_turns(chosen, spans)
+        script.acts = run_acts(chosen, spans)
         script.system = _system(chosen.messages) or script.system
         script.tools = [t for t in chosen.tools or [] if isinstance(t, dict)] or tools
         if turns:

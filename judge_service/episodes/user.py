@@ -8,7 +8,9 @@ of the agent the traced turn that answers what it asks (:func:`~judge_service.ep
 user_answers.answer`): a decision only to a proposal, a fact to a question, the next request
 or the closing turn to a report. It ends only with its closing turn, never while the agent
 asks, proposes or works. A user whose opening request was all it said ends, without words,
-after the agent's first report. The opening turn itself never ends an episode.
+after the agent's first report. The opening turn itself never ends an episode. A turn that
+reported what the user's own tools showed (:mod:`judge_service.episodes.user_tools`) is said
+only after using them, never to a question: a user does not report what it has not seen.
 
 **Played by a model** (:class:`GivenUser` hands its reply to the engine): the model plays the
 task's goal line and the facts the traced user gave (its turns), and is told to reveal a fact
@@ -62,12 +64,16 @@ class ReplayUser:
         self, script: Script, messages: Sequence[Mapping[str, Any]], seed: int
     ) -> tuple[str, bool]:
         given = [content_text(m.get("content")) for m in messages if m.get("role") == "user"]
-        turns = script.user_turns
+        turns, exchanges = script.user_turns, script.exchanges
         if not given:
             return (turns[0] if turns else ""), False
-        return answer(
-            turns, script.exchanges, given, last_agent_text(messages), ends=script.user_ends
-        )
+        reported = {str(a.get("said")) for a in script.acts if a.get("said")}
+        if reported:  # what the user's own tools showed is said only after using them
+            last = len(turns) - 1 if script.user_ends else -1
+            keep = [i for i, t in enumerate(turns) if i in (0, last) or t not in reported]
+            turns = [turns[i] for i in keep]
+            exchanges = [exchanges[i] for i in keep if i < len(exchanges)]
+        return answer(turns, exchanges, given, last_agent_text(messages), ends=script.user_ends)
 
 
 REPLAY = ReplayUser()

@@ -3,10 +3,12 @@
 A run's user turns are read from the messages of its goal (``[start, end]`` spans, ends
 included, as a forge task's evidence records them), without simulator stop tokens
 (``###STOP###``). Each turn is kept with what the agent asked just before it (an exchange).
-The user ends the conversation with its last turn when that turn ended the traced
-conversation: the run's last user turn, or one with a stop token. A goal that the run
-followed with another one did not end it; its user borrows the run's closing turn (its last
-user turn, when that turn opens no new goal) and ends with that.
+What the user did on their own side (their tool calls, each with the turn they said
+next) is read too (:func:`run_acts`). The user ends the conversation with its last turn
+when that turn ended the traced conversation: the run's last user turn, or one with a stop
+token. A goal that the run followed with another one did not end it; its user borrows the
+run's closing turn (its last user turn, when that turn opens no new goal) and ends with
+that.
 
 Kept apart from :mod:`judge_service.episodes.script` (which builds an episode's script from
 them) and :mod:`judge_service.episodes.user` (which says them), so neither imports the other.
@@ -18,7 +20,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
+from judge_service.traces.calls import tool_calls
 from judge_service.traces.conversation import Trace, content_text
 from judge_service.traces.goals import STOP_TOKEN, opens_new_goal, user_words
 
@@ -64,7 +68,7 @@ def run_turns(
             if said:
                 turns.append(said)
                 exchanges.append({"asked": asked, "said": said})
-            asked = ""
+                asked = ""  # a user's own tool call between keeps what was asked
             if STOP_TOKEN.search(raw):
                 ends = bool(turns)
                 break
@@ -122,3 +126,50 @@ def closest(texts: Sequence[str], query: str) -> int | None:
     scores = similarities(texts, query)
     best = max(range(len(texts)), key=lambda i: (scores[i], i))
     return best
+
+
+def run_acts(trace: Trace, spans: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
+    """What the traced user did on their own side within the goal: each of their tool calls
+    (``tool``, ``arguments``, ``answer``) with the agent's words that asked for it (``asked``:
+    its last text before the call) and the turn the user said next (``said``; "" if none)."""
+    indexes = _spans_messages(trace, spans)
+    inside = set(indexes)
+    acts = []
+    texts = [(i, _text(trace, i)) for i in indexes]
+    for call in tool_calls(trace, ("user",)):
+        if call.turn not in inside:
+            continue
+        asked = next(
+            (
+                t
+                for i, t in reversed(texts)
+                if i < call.turn and t and _role(trace, i) == "assistant"
+            ),
+            "",
+        )
+        said = next(
+            (
+                user_words(t)
+                for i, t in texts
+                if i > call.turn and _role(trace, i) == "user" and user_words(t)
+            ),
+            "",
+        )
+        acts.append(
+            {
+                "tool": call.name,
+                "arguments": call.arguments,
+                "answer": call.answer,
+                "asked": asked,
+                "said": said,
+            }
+        )
+    return acts
+
+
+def _text(trace: Trace, index: int) -> str:
+    return content_text(trace.messages[index].get("content")).strip()
+
+
+def _role(trace: Trace, index: int) -> Any:
+    return trace.messages[index].get("role")

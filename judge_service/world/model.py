@@ -197,6 +197,8 @@ class SideAnswer(BaseModel):
     text: str
     error: bool = False
     before: list[str] = Field(default_factory=list)
+    #: The trace it was made in: a task's own runs show how its user's side started.
+    trace: str = ""
     #: The entity states a successful write left (most change none: only the user's side).
     effects: dict[str, Any] = Field(default_factory=dict)
 

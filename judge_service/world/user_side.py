@@ -10,8 +10,9 @@ another after it.
 So the world keeps, for each user tool, every traced call with the successful writes that its
 run had made before it (the agent's and the user's, as ``tool:arguments``): the user's side
 is the state those writes left. A user tool's call is answered by the traced answer of the
-same call (same arguments) whose writes before it are the episode's own, else the one whose
-writes overlap the episode's most (Jaccard; ties go to the earlier trace); a call with
+same call (same arguments) whose writes before it are the episode's own, else the one
+whose writes overlap the episode's most (Jaccard; ties go to the task's own runs, whose
+user's side started as the episode's did, then to the earlier trace); a call with
 arguments no trace used is left to the other paths. A write answered so changes no
 entity but those its traced run saw it change (a bill the user paid): the verdict sees it as
 the write it is (the forge's ``write:<tool>`` reference keys).
@@ -20,7 +21,7 @@ Nothing here knows a domain: which tools are the user's comes from who called th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from judge_service.traces.calls import parse_payload
@@ -64,6 +65,7 @@ def learn_side(
                     error=call.error,
                     before=sorted(before),
                     effects=dict(effects),
+                    trace=step.trace_id,
                 )
                 kept = found.setdefault(call.name, {})
                 if len(kept) < KEPT:
@@ -80,16 +82,24 @@ def _overlap(before: Sequence[str], done: set[str]) -> float:
 
 
 def side_answer(
-    side: Sequence[SideAnswer], state: Mapping[str, Any], call: Call, done: Sequence[str]
+    side: Sequence[SideAnswer],
+    state: Mapping[str, Any],
+    call: Call,
+    done: Sequence[str],
+    runs: Collection[str] = (),
 ) -> Answer | None:
     """The traced answer for ``call`` after the writes ``done`` (module docstring), or
-    ``None`` when no traced call had its arguments."""
+    ``None`` when no traced call had its arguments. ``runs``: the task's own traces, whose
+    answers win a tie (the user's side starts as the task's runs found it)."""
     wanted = canonical(dict(call.arguments))
     pool = [s for s in side if s.arguments == wanted]
     if not pool:  # another call's answer would name what was not asked: never invented
         return None
     made = set(done)
-    best = max(range(len(pool)), key=lambda i: (_overlap(pool[i].before, made), -i))
+    best = max(
+        range(len(pool)),
+        key=lambda i: (_overlap(pool[i].before, made), pool[i].trace in runs, -i),
+    )
     chosen = pool[best]
     payload = parse_payload(chosen.text)
     return Answer.model_construct(

@@ -72,15 +72,17 @@ class World(BaseModel):
         call: Call,
         paths: Collection[str] = PATHS,
         done: Sequence[str] | None = None,
+        runs: Collection[str] = (),
     ) -> Answer:
         """The tool's answer to ``call`` in ``state``, and the state after it. ``done``: the
         successful writes made so far (:func:`~judge_service.world.user_side.done_writes`),
-        which answer a user tool's call first (:mod:`judge_service.world.user_side`)."""
+        which answer a user tool's call first (:mod:`judge_service.world.user_side`), the
+        task's own ``runs`` preferred."""
         if len(self._index.roots) > 4 * len(self.base) + 1024:
             self._index = Index()
         tool = self.tools.get(call.name)
         if tool is not None and tool.caller == "user" and done is not None:
-            found = side_answer(tool.side, state, call, done)
+            found = side_answer(tool.side, state, call, done, runs)
             if found is not None:
                 return found
         return answer_call(tool, state, call, paths, self.key_fields, self._index)
