@@ -142,7 +142,9 @@ class EpisodeDetail(BaseModel):
         description="Each entity the episode's writes changed, in its current state."
     )
     answers: list[dict[str, Any]] = Field(
-        description="Per tool answer: `message` (index), `tool`, `path` (a)-(e), `error`."
+        description="Per tool answer: `message` (index), `tool`, `path` (a)-(e), `error`; "
+        "a call the user made on their own side has `by: user` and its `answer`, and its "
+        "`message` is the user's reply."
     )
     result: dict[str, Any] | None = None
     created_at: datetime
