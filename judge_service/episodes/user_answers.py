@@ -10,8 +10,11 @@ agent's last message is read for what it does (:func:`act_of`):
   turn that opens with a yes or a no), the one given to the proposal most like this one;
 - it **asks** for something, or says it is **working** on it: the user gives the traced turn
   that answered the most similar question (unused turns first, in trace order on a tie), and
-  never a decision. A question that the closing turn answers best ("anything else?"), once
-  the user has no request left and nothing unsaid that relates to it, ends it with that turn;
+  never a decision. A turn whose facts (a word with a digit, an e-mail address) are labelled
+  by words the message holds ("my zip code is 46236" to "your name and zip code") counts
+  more: a question is matched to the fact it asks for, not only to the words around it. A
+  question that the closing turn answers best ("anything else?"), once the user has no
+  request left and nothing unsaid that relates to it, ends it with that turn;
 - it **reports** (no question, no work announced): the user goes on with its next unused
   request (a traced turn that followed a report, not a question), else with what else it has
   not said yet, in trace order; with nothing left, it says its closing turn and ends, as the
@@ -132,6 +135,99 @@ def _best(candidates: list[int], scores: list[float], fresh: list[bool]) -> int 
     return min(candidates, key=lambda i: (-_weight(i, scores, fresh), i))
 
 
+#: How much more a turn counts, at most, when the words labelling its facts are the agent's
+#: (the share of its labels the message holds, times this).
+LABEL_BONUS = 0.3
+#: A fact in a user's words: a word with a digit, or an e-mail address.
+FACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w+-]*\d[\w+-]*")
+WORD = re.compile(r"[a-z]+")
+#: Words that label nothing: English function words.
+FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "my",
+        "is",
+        "are",
+        "was",
+        "it",
+        "its",
+        "this",
+        "that",
+        "of",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "and",
+        "or",
+        "with",
+        "by",
+        "be",
+        "as",
+        "i",
+        "me",
+        "you",
+        "your",
+        "our",
+        "we",
+        "us",
+        "his",
+        "her",
+        "their",
+        "them",
+        "please",
+        "here",
+        "there",
+        "just",
+        "also",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "not",
+        "no",
+        "yes",
+        "any",
+        "some",
+    ]
+)
+#: Words before a fact that label it ("my zip code is 46236": zip, code).
+LABEL_REACH = 4
+
+
+@functools.lru_cache(maxsize=8192)
+def fact_labels(turn: str) -> frozenset[str]:
+    """The words that label the facts of a user turn: up to :data:`LABEL_REACH` content words
+    before each fact, and an e-mail's own word ("email")."""
+    labels: set[str] = set()
+    low = turn.lower()
+    for found in FACT.finditer(low):
+        if "@" in found.group():
+            labels.add("email")
+        before = [w for w in WORD.findall(low[max(0, found.start() - 60) : found.start()])]
+        labels.update(w for w in before[-LABEL_REACH:] if w not in FUNCTION_WORDS)
+    return frozenset(labels)
+
+
+def requested_words(asked: str) -> frozenset[str]:
+    """The content words of the agent's message (its read end): what a fact must be
+    labelled by to answer it. The whole message, not only its questions: "or I can use your
+    name and zip code" asks too."""
+    return frozenset(
+        w for w in WORD.findall(asked[-READ_CHARS:].lower()) if w not in FUNCTION_WORDS
+    )
+
+
 def _say(turns: Sequence[str], chosen: int | None) -> tuple[str, bool]:
     """The chosen turn, not ending; the opening restated when none fits."""
     return (turns[chosen] if chosen is not None else turns[0]), False
@@ -162,6 +258,12 @@ def answer(
         for i in range(len(turns))
     ]
     scores = similarities(documents, asked[-READ_CHARS:])
+    wanted = requested_words(asked)
+    if wanted:
+        scores = [
+            score + LABEL_BONUS * len(fact_labels(turn) & wanted) / (1 + len(fact_labels(turn)))
+            for score, turn in zip(scores, turns, strict=True)
+        ]
     act = act_of(asked)
     decisions = [i for i in middle if is_decision(turns[i])]
     facts = [i for i in middle if i not in decisions]
