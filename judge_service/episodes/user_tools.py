@@ -31,6 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from judge_service.episodes.user_turns import similarities
+from judge_service.traces.effects import tool_name
 from judge_service.world.text import as_text
 from judge_service.world.world import World
 
@@ -135,3 +136,9 @@ def reply_after(acts: Sequence[Mapping[str, Any]], done: Sequence[tuple[str, str
             if act.get("tool") == tool and act.get("said") and act.get("answer") == answer:
                 return str(act["said"])
     return " ".join(answer.strip() for _, answer in done if answer.strip())
+
+
+def offered(world: World, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The traced tool schemas less the user's own tools: an agent is never offered one."""
+    users = {n for n, t in world.tools.items() if t.caller == "user"}
+    return [t for t in tools if tool_name(t) not in users] if users else tools

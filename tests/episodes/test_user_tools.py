@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from judge_service.episodes.episode import Episode, act, finish, script_for, start
-from judge_service.episodes.user_tools import named_tools, reply_after
+from judge_service.episodes.user_tools import named_tools, offered, reply_after
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.trace_tasks import forge_traces
 from judge_service.traces.conversation import Trace, parse_traces
@@ -97,6 +97,15 @@ def test_the_agent_cannot_call_the_users_tools(radio) -> None:
     answer = episode.messages[-1]
     assert answer["role"] == "tool" and answer["content"].startswith("Error")
     assert finish(world, script, episode).reward == 0.0
+
+
+def test_the_agent_is_not_offered_the_users_tools(radio) -> None:
+    world, _, _ = radio
+    schemas = [
+        {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+        for name in ("get_account", "toggle_radio", "check_status")
+    ]
+    assert [t["function"]["name"] for t in offered(world, schemas)] == ["get_account"]
 
 
 def test_tools_are_named_as_written_or_by_their_words(radio) -> None:
