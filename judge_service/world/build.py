@@ -110,7 +110,8 @@ def build_world(traces: Sequence[Trace]) -> World:
             by_tool.setdefault(step.call.name, []).append(step)
     tools = {name: learn_tool(name, observed, steps) for name, steps in sorted(by_tool.items())}
     users = frozenset(name for name, tool in tools.items() if tool.caller == "user")
-    for name, side in learn_side(observed.steps.values(), users).items():
+    answers, sides = learn_side(observed.steps.values(), users)
+    for name, side in answers.items():
         tools[name].side = side
     starts = {
         trace_id: TraceStart(
@@ -119,4 +120,6 @@ def build_world(traces: Sequence[Trace]) -> World:
         )
         for trace_id, start in observed.starts.items()
     }
-    return World(tools=tools, base=observed.base, key_fields=observed.keys, traces=starts)
+    world = World(tools=tools, base=observed.base, key_fields=observed.keys, traces=starts)
+    world.sides = {trace: side for trace, side in sides.items() if side}
+    return world

@@ -199,6 +199,8 @@ class SideAnswer(BaseModel):
     before: list[str] = Field(default_factory=list)
     #: The trace it was made in: a task's own runs show how its user's side started.
     trace: str = ""
+    #: The user's side as its run had seen it before the call (field -> value).
+    side: dict[str, str] = Field(default_factory=dict)
     #: The entity states a successful write left (most change none: only the user's side).
     effects: dict[str, Any] = Field(default_factory=dict)
 

@@ -18,7 +18,7 @@ from judge_service.world.describe import describe_op
 from judge_service.world.engine import answer_call
 from judge_service.world.lookup import Index
 from judge_service.world.model import PATHS, Answer, Call, ToolModel, TraceStart
-from judge_service.world.user_side import side_answer
+from judge_service.world.user_side import SIDE_KEY, side_answer
 
 
 class World(BaseModel):
@@ -28,6 +28,9 @@ class World(BaseModel):
     #: The fields that name entities in answers, most used first.
     key_fields: list[str] = Field(default_factory=list)
     traces: dict[str, TraceStart] = Field(default_factory=dict)
+    #: Where the user has tools of their own: each trace's user side as its tools first
+    #: showed it (:mod:`judge_service.world.user_side`).
+    sides: dict[str, dict[str, str]] = Field(default_factory=dict)
     #: Where ids are in the entity states answers have read (by identity: a state is never
     #: changed in place, a change makes a new object). Kept between answers, so a lookup by
     #: id does not walk every entity of a type; emptied when it outgrows the base, since
@@ -49,11 +52,16 @@ class World(BaseModel):
     def task_overrides(self, trace_ids: Iterable[str]) -> dict[str, Any]:
         """What :meth:`task_state` holds that differs from the base."""
         overrides: dict[str, Any] = {}
+        side: dict[str, str] = {}
         for trace_id in trace_ids:
             start = self.traces.get(trace_id)
             if start is not None:
                 for key, value in start.overrides.items():
                     overrides.setdefault(key, value)
+            for name, value in self.sides.get(trace_id, {}).items():
+                side.setdefault(name, value)
+        if side:
+            overrides[SIDE_KEY] = side
         return overrides
 
     def trace_entities(self, trace_id: str) -> dict[str, Any]:
@@ -82,7 +90,7 @@ class World(BaseModel):
             self._index = Index()
         tool = self.tools.get(call.name)
         if tool is not None and tool.caller == "user" and done is not None:
-            found = side_answer(tool.side, state, call, done, runs)
+            found = side_answer(tool.side, state, call, done, runs, tool.effect == "read")
             if found is not None:
                 return found
         return answer_call(tool, state, call, paths, self.key_fields, self._index)

@@ -17,7 +17,7 @@ import pytest
 from judge_service.traces.conversation import parse_traces
 from judge_service.world.build import build_world
 from judge_service.world.model import Call
-from judge_service.world.user_side import done_writes, write_mark
+from judge_service.world.user_side import SIDE_KEY, done_writes, side_fields, write_mark
 from judge_service.world.verify import verify
 from judge_service.world.world import World
 
@@ -88,6 +88,47 @@ def test_a_user_read_answers_by_the_writes_done_before(world: World) -> None:
     assert world.answer(state, check, done=toggled).text == ON
     toggle = world.answer(state, Call(name="toggle_radio", arguments={}), done=[])
     assert toggle.text == "Radio is now ON." and not toggle.error
+
+
+def test_the_users_side_is_an_entity_its_answers_show() -> None:
+    assert side_fields("check_status", OFF, read=True) == {"Radio": "OFF", "Signal": "none"}
+    assert side_fields("check_battery", "It is at 80%.", read=True) == {
+        "check_battery": "It is at 80%."
+    }
+    assert side_fields("toggle_radio", "Radio is now ON.", read=False) == {}
+    assert side_fields("open_url", "See http://x.org/a for help", read=True) == {
+        "open_url": "See http://x.org/a for help"
+    }
+
+
+def test_each_run_starts_from_its_own_side_and_a_read_answers_by_it() -> None:
+    """A run whose phone was fine from the start: its task starts with the radio on, and a
+    check there answers as that side shows, whichever trace came first."""
+    broken = run("broken", fixed=False)
+    fine = run("fine", fixed=False)
+    fine["messages"][5]["content"] = ON
+    world = build_world(parse_traces("\n".join(json.dumps(r) for r in (broken, fine))))
+    assert world.sides == {
+        "broken": {"Radio": "OFF", "Signal": "none"},
+        "fine": {"Radio": "ON", "Signal": "good"},
+    }
+    check = Call(name="check_status", arguments={})
+    for trace_id, shown in (("broken", OFF), ("fine", ON)):
+        state = world.task_state([trace_id])
+        assert state[SIDE_KEY] == world.sides[trace_id]
+        assert world.answer(state, check, done=[]).text == shown
+    assert SIDE_KEY not in world.task_state([])
+
+
+def test_a_users_call_changes_their_side(world: World) -> None:
+    state = world.task_state(["r0"])
+    assert state[SIDE_KEY] == {"Radio": "OFF", "Signal": "none"}
+    toggle = world.answer(state, Call(name="toggle_radio", arguments={}), done=[])
+    assert toggle.state_after is state  # its answer shows no field: nothing to change yet
+    check = world.answer(
+        state, Call(name="check_status", arguments={}), done=[write_mark("toggle_radio", {})]
+    )
+    assert check.state_after[SIDE_KEY] == {"Radio": "ON", "Signal": "good"}
 
 
 def test_done_writes_are_the_successful_ones() -> None:
