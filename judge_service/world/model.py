@@ -197,8 +197,9 @@ class SideAnswer(BaseModel):
     text: str
     error: bool = False
     before: list[str] = Field(default_factory=list)
-    #: The trace it was made in: a task's own runs show how its user's side started.
-    trace: str = ""
+    #: The traces it was made in (the first :data:`~judge_service.world.user_side.
+    #: TRACES_KEPT`): a task's own runs show how its user's side started.
+    traces: list[str] = Field(default_factory=list)
     #: The user's side as its run had seen it before the call (field -> value).
     side: dict[str, str] = Field(default_factory=dict)
     #: The entity states a successful write left (most change none: only the user's side).

@@ -37,7 +37,9 @@ from judge_service.world.model import Answer, Call, SideAnswer
 from judge_service.world.observe import Step
 
 #: Traced calls kept per user tool (distinct arguments, answer, writes and side before).
-KEPT = 200
+KEPT = 500
+#: Traces kept per such call (for the tie that goes to a task's own runs).
+TRACES_KEPT = 20
 #: The state key of the user's side (``@`` is no id character: no traced entity has it).
 SIDE_KEY = "user_side=@user"
 #: A labelled line: a short label, a colon, a value.
@@ -110,12 +112,14 @@ def learn_side(
                     error=call.error,
                     before=sorted(before),
                     effects=dict(step.changed if step.write and not call.error else {}),
-                    trace=step.trace_id,
                     side=dict(side),
                 )
                 kept = found.setdefault(call.name, {})
-                if len(kept) < KEPT:
-                    kept.setdefault(entry.model_dump_json(), entry)
+                same = kept.get(entry.model_dump_json())
+                if same is None and len(kept) < KEPT:
+                    same = kept[entry.model_dump_json()] = entry
+                if same is not None and len(same.traces) < TRACES_KEPT:
+                    same.traces.append(step.trace_id)
                 if not call.error:
                     side.update(side_fields(call.name, call.answer, not step.write))
             if step.write and not call.error:
@@ -158,7 +162,7 @@ def side_answer(
         key=lambda i: (
             _overlap(pool[i].before, made),
             _agreement(pool[i].side, now),
-            pool[i].trace in runs,
+            any(t in runs for t in pool[i].traces),
             -i,
         ),
     )

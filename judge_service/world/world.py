@@ -96,10 +96,13 @@ class World(BaseModel):
         return answer_call(tool, state, call, paths, self.key_fields, self._index)
 
     def report(self) -> dict[str, Any]:
-        """Per tool: what answers it, the transitions learned, the errors it knows."""
+        """Per tool: what answers it, the transitions learned, the errors it knows; a user's
+        tool says so (``caller``) with the traced answers its side keeps."""
         out = {}
         for name, tool in self.tools.items():
             entry: dict[str, Any] = {"effect": tool.effect, "calls": tool.calls}
+            if tool.caller == "user":  # answered from the user's side (user_side.py)
+                entry.update(caller="user", side_answers=len(tool.side))
             if tool.read is not None:
                 entry["read"] = tool.read.model_dump(exclude_defaults=True)
             if tool.function is not None:

@@ -78,6 +78,10 @@ def test_the_users_tools_are_learned_as_the_users(world: World) -> None:
     assert world.tools["check_status"].caller == "user"
     assert world.tools["get_account"].caller == "agent"
     assert set(world.agent_tools()) == {"get_account"}
+    report = world.report()
+    assert report["toggle_radio"]["caller"] == "user"
+    assert report["check_status"]["side_answers"] == 2  # before the fix and after
+    assert "caller" not in report["get_account"]
 
 
 def test_a_user_read_answers_by_the_writes_done_before(world: World) -> None:
