@@ -32,7 +32,7 @@ from judge_service.episodes.script import Script, script_for
 from judge_service.episodes.state import Episode, entities_of, state_of
 from judge_service.episodes.step import NEEDED, REJECTED, Step, user_acts
 from judge_service.episodes.user import REPLAY, SimulatedUser
-from judge_service.episodes.user_tools import reply_after
+from judge_service.episodes.user_tools import offered, reply_after
 from judge_service.world.actions import parse_action
 from judge_service.world.simulate import ToolSimulator
 from judge_service.world.verify import Verdict, end_state_verdict
@@ -60,7 +60,9 @@ def start(
     user: SimulatedUser | None = None,
 ) -> tuple[Episode, list[dict[str, Any]]]:
     """A new episode from the task's initial state; the observation is ``[system, the
-    user's opening turn]``."""
+    user's opening turn]``. The script's tools lose the user's own: an agent is never
+    offered one."""
+    script.tools = offered(world, script.tools)
     overrides = world.task_overrides(script.start_traces)
     messages: list[dict[str, Any]] = []
     if script.system is not None:

@@ -52,7 +52,6 @@ from judge_service.episodes.store_play import (
 )
 from judge_service.episodes.store_play_now import play_now
 from judge_service.episodes.user import GivenUser
-from judge_service.episodes.user_tools import offered
 from judge_service.episodes.web_reward import EpisodesState, score_episode
 from judge_service.judging.endpoints import check_spec
 from judge_service.world.simulate import GivenAnswers
@@ -120,7 +119,6 @@ def reset(
             except ValueError as exc:
                 raise ValidationFailed(str(exc), detail={"field": field}) from exc
     script.user_model, script.simulator = chosen.get("user_model"), chosen.get("simulator")
-    script.tools = offered(world, script.tools)
     episode, observation = start(world, script, seed=body.seed, max_turns=body.max_turns)
     limit = state.settings.episodes_open_per_key
     with store.one_writer(state.settings.database_url):  # counted and added at once

@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from judge_service.episodes.user_facts import fact_labels, requested_words
 from judge_service.episodes.user_turns import similarities
 
 Act = Literal["proposes", "asks", "works", "reports"]
@@ -138,94 +139,6 @@ def _best(candidates: list[int], scores: list[float], fresh: list[bool]) -> int 
 #: How much more a turn counts, at most, when the words labelling its facts are the agent's
 #: (the share of its labels the message holds, times this).
 LABEL_BONUS = 0.3
-#: A fact in a user's words: a word with a digit, or an e-mail address.
-FACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w+-]*\d[\w+-]*")
-WORD = re.compile(r"[a-z]+")
-#: Words that label nothing: English function words.
-FUNCTION_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "my",
-        "is",
-        "are",
-        "was",
-        "it",
-        "its",
-        "this",
-        "that",
-        "of",
-        "for",
-        "to",
-        "in",
-        "on",
-        "at",
-        "and",
-        "or",
-        "with",
-        "by",
-        "be",
-        "as",
-        "i",
-        "me",
-        "you",
-        "your",
-        "our",
-        "we",
-        "us",
-        "his",
-        "her",
-        "their",
-        "them",
-        "please",
-        "here",
-        "there",
-        "just",
-        "also",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "have",
-        "has",
-        "had",
-        "do",
-        "does",
-        "did",
-        "not",
-        "no",
-        "yes",
-        "any",
-        "some",
-    ]
-)
-#: Words before a fact that label it ("my zip code is 46236": zip, code).
-LABEL_REACH = 4
-
-
-@functools.lru_cache(maxsize=8192)
-def fact_labels(turn: str) -> frozenset[str]:
-    """The words that label the facts of a user turn: up to :data:`LABEL_REACH` content words
-    before each fact, and an e-mail's own word ("email")."""
-    labels: set[str] = set()
-    low = turn.lower()
-    for found in FACT.finditer(low):
-        if "@" in found.group():
-            labels.add("email")
-        before = [w for w in WORD.findall(low[max(0, found.start() - 60) : found.start()])]
-        labels.update(w for w in before[-LABEL_REACH:] if w not in FUNCTION_WORDS)
-    return frozenset(labels)
-
-
-def requested_words(asked: str) -> frozenset[str]:
-    """The content words of the agent's message (its read end): what a fact must be
-    labelled by to answer it. The whole message, not only its questions: "or I can use your
-    name and zip code" asks too."""
-    return frozenset(
-        w for w in WORD.findall(asked[-READ_CHARS:].lower()) if w not in FUNCTION_WORDS
-    )
 
 
 def _say(turns: Sequence[str], chosen: int | None) -> tuple[str, bool]:
@@ -258,7 +171,7 @@ def answer(
         for i in range(len(turns))
     ]
     scores = similarities(documents, asked[-READ_CHARS:])
-    wanted = requested_words(asked)
+    wanted = requested_words(asked, READ_CHARS)
     if wanted:
         scores = [
             score + LABEL_BONUS * len(fact_labels(turn) & wanted) / (1 + len(fact_labels(turn)))

@@ -22,9 +22,9 @@ from judge_service.episodes.user_answers import (
     act_of,
     answer,
     consents,
-    fact_labels,
     is_decision,
 )
+from judge_service.episodes.user_facts import fact_labels
 from judge_service.episodes.user_turns import run_turns
 from judge_service.traces.conversation import Trace, parse_traces
 
