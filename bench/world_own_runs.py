@@ -40,12 +40,13 @@ from judge_service.world.world import World
 REAL = Path(__file__).resolve().parents[1] / "data" / "real_traces"
 
 
-def task_fields(task: TraceTask) -> dict[str, Any]:
-    """A forge task as the service hands it to :func:`script_for`."""
+def task_fields(task: TraceTask, task_id: str | None = None) -> dict[str, Any]:
+    """A forge task as the service hands it to :func:`script_for` (its id: ``task_id``,
+    else its first run's)."""
     first, agreed = task.first, task.consensus
     assert agreed is not None
     return {
-        "id": first.trace_id,
+        "id": task_id or first.trace_id,
         "goal": task.line(),
         "end_state": agreed.reference,
         "end_state_source": agreed.source,

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bench.world_own_runs import task_fields
 from judge_service.episodes.episode import (
     REJECTED,
     Episode,
@@ -139,23 +140,7 @@ RUNS = [
 
 def _task(number: int, task: TraceTask) -> dict[str, Any]:
     """A forge task as the service hands it to :func:`script_for`."""
-    first, agreed = task.first, task.consensus
-    assert agreed is not None
-    return {
-        "id": f"task-{number}",
-        "goal": task.line(),
-        "end_state": agreed.reference,
-        "end_states": [c.as_dict() for c in agreed.candidates],
-        "source": {
-            "trace_id": first.trace_id,
-            "turn": first.turn,
-            "traces": task.trace_ids,
-            "request": first.request,
-            "evidence": task.evidence(),
-        },
-        "prompt": first.prompt,
-        "tools": first.tools,
-    }
+    return task_fields(task, f"task-{number}")
 
 
 def _tasks(traces: list[Trace]) -> list[dict[str, Any]]:
