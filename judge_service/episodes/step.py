@@ -17,8 +17,8 @@ from judge_service.episodes.user_tools import arguments_for, named_tools, traced
 from judge_service.world.model import Call
 from judge_service.world.simulate import ToolSimulator
 from judge_service.world.trajectory import call_record
-from judge_service.world.user_side import done_writes, write_mark
-from judge_service.world.values import MISSING
+from judge_service.world.user_side import SIDE_KEY, done_writes, write_mark
+from judge_service.world.values import MISSING, same
 from judge_service.world.verify import State
 from judge_service.world.world import World
 
@@ -111,6 +111,9 @@ class Step:
         needed = answer.path == "model_needed"
         text = NEEDED.format(name=name) if needed else (answer.text or "")
         entry = {**call_record(self.world, before, call, answer), "by": "user", "answer": text}
+        side = answer.state_after.get(SIDE_KEY)
+        if side is not None and not same(side, before.get(SIDE_KEY)):  # a read shows it too
+            entry["changed"] = [*dict.fromkeys([*entry["changed"], SIDE_KEY])]
         self.answers.append(entry)  # filed now, so the next call sees its write
         self.apply(before, answer.state_after, entry)
         return text, entry

@@ -72,7 +72,8 @@ class WorldDetail(WorldSummary):
         default_factory=dict,
         description="Per tool: `effect`, traced `calls`, `held_out_calls`, `paths` (each "
         "path's share of the held-out calls), and what was learned: `read`, `function`, "
-        "`transitions` (entity, ops, examples, rejected), `errors`, `replays`.",
+        "`transitions` (entity, ops, examples, rejected), `errors`, `replays`; a tool only "
+        "the user called: `caller: user` and `side_answers` (its traced answers kept).",
     )
     fidelity: dict[str, JsonValue] | None = Field(
         default=None,
