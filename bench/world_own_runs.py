@@ -12,7 +12,10 @@ reward as the label (the service never reads it):
   (:mod:`judge_service.episodes.user_tools`); balanced accuracy of the episode's reward, and
   the user's calls made against those traced;
 - the baseline, in the same run: the same episodes with a user who never uses their tools
-  (the world before the user's side was learned).
+  (the world before the user's side was learned);
+- the user's reads in those episodes answered as the run's own user saw them: as built,
+  without the tie that goes to the task's own runs (as for a run the world has not seen),
+  and without the side's entity too (only the writes made before choose the answer).
 
 Runs whose task holds other goals' runs too (the forge merged them; see its issue) take
 that task's reference, right or wrong for them: the figure counts them as they are.
@@ -32,7 +35,9 @@ from unittest import mock
 from judge_service.episodes import step as engine
 from judge_service.episodes.episode import act, finish, script_for, start
 from judge_service.forge.trace_tasks import TraceTask, forge_traces
+from judge_service.traces.calls import tool_calls
 from judge_service.traces.conversation import Trace, parse_traces
+from judge_service.world import user_side
 from judge_service.world.build import build_world
 from judge_service.world.verify import verify
 from judge_service.world.world import World
@@ -122,6 +127,7 @@ def measure(domain: str) -> dict[str, Any]:
                 reward, _ = play(world, fields, by_id, trace)
             baseline.append((passed[trace_id], reward))
     users = sorted(n for n, t in world.tools.items() if t.caller == "user")
+    reads = _side_reads(world, forged, by_id)
     return {
         "runs": len(rows),
         "user_tools": len(users),
@@ -132,7 +138,42 @@ def measure(domain: str) -> dict[str, Any]:
         "baseline_successful_runs_reaching_reference": _reached(baseline),
         "user_calls_made": made,
         "user_calls_traced": traced,
+        "user_reads_as_traced": reads,
     }
+
+
+def _read_fidelity(world: World, forged: Any, by_id: dict[str, Trace]) -> tuple[float, int]:
+    """The share of the user's reads in the episodes answered with an answer that the run's
+    own user got from that tool, and how many there were."""
+    good = total = 0
+    for task in forged.tasks:
+        fields = task_fields(task)
+        for trace_id in task.trace_ids:
+            seen: dict[str, set[str | None]] = {}
+            for call in tool_calls(by_id[trace_id], ("user",)):
+                seen.setdefault(call.name, set()).add(call.answer)
+            _, episode = play(world, fields, by_id, by_id[trace_id])
+            for record in episode.answers:
+                read = record.get("by") == "user" and not record.get("write")
+                if read and record["tool"] in seen:
+                    total += 1
+                    good += record["answer"] in seen[record["tool"]]
+    return round(good / total, 3) if total else 0.0, total
+
+
+def _side_reads(world: World, forged: Any, by_id: dict[str, Trace]) -> dict[str, Any]:
+    """The user's reads answered as the run's own user saw them: as built; without the tie
+    that goes to the task's own runs (as for a run the world has not seen); and without the
+    side's entity too (only the writes before)."""
+    built, calls = _read_fidelity(world, forged, by_id)
+    plain = engine.Step.user_call
+    with mock.patch.object(
+        engine.Step, "user_call", lambda self, name, args, runs: plain(self, name, args, [])
+    ):
+        unseen, _ = _read_fidelity(world, forged, by_id)
+        with mock.patch.object(user_side, "_agreement", lambda seen, now: 0.0):
+            blind, _ = _read_fidelity(world, forged, by_id)
+    return {"calls": calls, "as_built": built, "no_own_runs": unseen, "no_own_runs_no_side": blind}
 
 
 def _reached(pairs: Sequence[tuple[bool, float | None]]) -> str:

@@ -7,10 +7,12 @@ what it shows, and the agent only tells them what to do. Such a tool (``ToolMode
 transition explains them.
 
 **The user's side is an entity** (:data:`SIDE_KEY`): its fields are what the user's tools
-showed, each labelled line of an answer (``Label: value``) a field, and a read's unlabelled
-answer a field named by the tool. Each trace's side starts as its user's tools first showed
-it before any write (``World.sides``), so a task's episode starts from its runs' phone; each
-user call changes it by the fields its answer shows.
+showed, each labelled line of an answer (``Label: value``) and each stated setting
+("Airplane Mode is now ON.") a field, named by its label in lower case, and a read's answer
+that shows neither a field named by the tool. A write that says what it set changes that
+field: "Airplane Mode is now ON." after "Airplane Mode: OFF". Each trace's side starts as
+its user's tools first showed it before any write (``World.sides``), so a task's episode
+starts from its runs' phone; each user call changes it by the fields its answer shows.
 
 **A user tool's call is answered by what was done and what the side shows.** The world keeps,
 for each user tool, every traced call with the successful writes its run had made before it
@@ -44,6 +46,13 @@ TRACES_KEPT = 20
 SIDE_KEY = "user_side=@user"
 #: A labelled line: a short label, a colon, a value.
 LABELLED = re.compile(r"^\s*([A-Za-z][\w ()/'-]{0,60}?)\s*:\s+(\S.*?)\s*$")
+#: A stated setting: "Airplane Mode is now ON.", "VPN is turned OFF." (one word of value, a
+#: remark in brackets allowed: "Data Saver mode is ON (limits data usage).").
+STATED = re.compile(
+    r"^\s*(?:the\s+)?([A-Za-z][\w /'-]{0,40}?)\s+(?:is|are)\s+(?:now\s+|currently\s+)?"
+    r"(?:turned\s+|set\s+to\s+)?([\w-]+)\s*(?:\([^)]*\))?\s*\.?\s*$"
+)
+SENTENCES = re.compile(r"(?<=\.)\s+|\n")
 
 Fields = dict[str, str]
 
@@ -56,7 +65,12 @@ def side_fields(tool: str, text: str | None, read: bool) -> Fields:
     for line in text.splitlines():
         match = LABELLED.match(line)
         if match and "//" not in match.group(1):
-            found[match.group(1)] = match.group(2)
+            found[match.group(1).lower()] = match.group(2)
+            continue
+        for sentence in SENTENCES.split(line):
+            stated = STATED.match(sentence)
+            if stated:
+                found[stated.group(1).lower()] = stated.group(2)
     if not found and read:
         found[tool] = text.strip()
     return found

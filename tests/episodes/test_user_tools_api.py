@@ -98,7 +98,7 @@ def test_a_served_user_uses_their_tools_when_asked(radio_world) -> None:
     got = client.get(f"/v1/episodes/{episode_id}", headers=keys["trainer"]).json()
     by_user = [(a["tool"], a["answer"]) for a in got["answers"] if a.get("by") == "user"]
     assert by_user[0] == ("check_status", OFF) and by_user[1][0] == "toggle_radio"
-    assert got["touched"][SIDE_KEY] == {"Radio": "ON", "Signal": "good"}
+    assert got["touched"][SIDE_KEY] == {"radio": "ON", "signal": "good"}
     assert all(got["messages"][a["message"]]["role"] == "user" for a in got["answers"])
     recorded = run("recorded", fixed=True)["messages"]
     verified = client.post(

@@ -95,11 +95,15 @@ def test_a_user_read_answers_by_the_writes_done_before(world: World) -> None:
 
 
 def test_the_users_side_is_an_entity_its_answers_show() -> None:
-    assert side_fields("check_status", OFF, read=True) == {"Radio": "OFF", "Signal": "none"}
+    assert side_fields("check_status", OFF, read=True) == {"radio": "OFF", "signal": "none"}
     assert side_fields("check_battery", "It is at 80%.", read=True) == {
         "check_battery": "It is at 80%."
     }
-    assert side_fields("toggle_radio", "Radio is now ON.", read=False) == {}
+    assert side_fields("toggle_radio", "Radio is now ON.", read=False) == {"radio": "ON"}
+    assert side_fields("reboot", "Restarting services...", read=False) == {}
+    assert side_fields("check_saver", "Data Saver mode is ON (limits data).", read=True) == {
+        "data saver mode": "ON"
+    }
     assert side_fields("open_url", "See http://x.org/a for help", read=True) == {
         "open_url": "See http://x.org/a for help"
     }
@@ -113,8 +117,8 @@ def test_each_run_starts_from_its_own_side_and_a_read_answers_by_it() -> None:
     fine["messages"][5]["content"] = ON
     world = build_world(parse_traces("\n".join(json.dumps(r) for r in (broken, fine))))
     assert world.sides == {
-        "broken": {"Radio": "OFF", "Signal": "none"},
-        "fine": {"Radio": "ON", "Signal": "good"},
+        "broken": {"radio": "OFF", "signal": "none"},
+        "fine": {"radio": "ON", "signal": "good"},
     }
     check = Call(name="check_status", arguments={})
     for trace_id, shown in (("broken", OFF), ("fine", ON)):
@@ -125,14 +129,18 @@ def test_each_run_starts_from_its_own_side_and_a_read_answers_by_it() -> None:
 
 
 def test_a_users_call_changes_their_side(world: World) -> None:
+    """A write that says what it set changes that field; a read shows the rest."""
     state = world.task_state(["r0"])
-    assert state[SIDE_KEY] == {"Radio": "OFF", "Signal": "none"}
+    assert state[SIDE_KEY] == {"radio": "OFF", "signal": "none"}
     toggle = world.answer(state, Call(name="toggle_radio", arguments={}), done=[])
-    assert toggle.state_after is state  # its answer shows no field: nothing to change yet
+    assert toggle.state_after[SIDE_KEY] == {"radio": "ON", "signal": "none"}
+    assert state[SIDE_KEY] == {"radio": "OFF", "signal": "none"}  # the state is not changed
     check = world.answer(
-        state, Call(name="check_status", arguments={}), done=[write_mark("toggle_radio", {})]
+        toggle.state_after,
+        Call(name="check_status", arguments={}),
+        done=[write_mark("toggle_radio", {})],
     )
-    assert check.state_after[SIDE_KEY] == {"Radio": "ON", "Signal": "good"}
+    assert check.state_after[SIDE_KEY] == {"radio": "ON", "signal": "good"}
 
 
 def test_done_writes_are_the_successful_ones() -> None:
