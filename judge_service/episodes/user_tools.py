@@ -40,6 +40,8 @@ WORD = re.compile(r"[a-z0-9]+")
 GAP = 2
 #: How like a traced request a message must be for the user to do what they did then.
 SIMILAR = 0.5
+#: How much of a message's end is read for tool names (a bound on a step's work).
+READ_CHARS = 4000
 
 
 def _literal(name: str, low: str) -> int | None:
@@ -49,15 +51,16 @@ def _literal(name: str, low: str) -> int | None:
 
 
 def _in_words(parts: Sequence[str], words: Sequence[str]) -> int | None:
-    """Where the words of the name appear close together, in any order, or ``None``."""
+    """Where the words of the name appear close together, in any order, or ``None``. A
+    window is built only where one of them starts it: a step reads every user tool's name
+    against the message."""
     size = len(parts) + GAP
     wanted = set(parts)
-    for start in range(len(words)):
-        window = {w.removesuffix("s") for w in words[start : start + size]} | set(
-            words[start : start + size]
-        )
-        first = words[start]
-        if (first in wanted or first.removesuffix("s") in wanted) and wanted <= window:
+    for start, first in enumerate(words):
+        if first not in wanted and first.removesuffix("s") not in wanted:
+            continue
+        window = words[start : start + size]
+        if wanted <= {*window, *(w.removesuffix("s") for w in window)}:
             return start
     return None
 
@@ -66,7 +69,7 @@ def named_tools(world: World, text: str, done: Sequence[str] = ()) -> list[str]:
     """The user tools the agent's message asks for, in the order named (module docstring).
     ``done``: the user's writes so far (tool names, repeats kept); a write already made is
     made again only when the message writes its name as it is."""
-    low = text.lower()
+    low = text[-READ_CHARS:].lower()
     words = WORD.findall(low)
     found = []
     for name, tool in world.tools.items():
