@@ -15,7 +15,9 @@ reward as the label (the service never reads it):
   (the world before the user's side was learned);
 - the user's reads in those episodes answered as the run's own user saw them: as built,
   without the tie that goes to the task's own runs (as for a run the world has not seen),
-  and without the side's entity too (only the writes made before choose the answer).
+  and without the side's entity too (only the writes made before choose the answer);
+- the engine's time per user-reply step (median ms), with the user's tools and without
+  them, in the same run (the service's CPU per step is ``bench/episodes.py``'s).
 
 Runs whose task holds other goals' runs too (the forge merged them; see its issue) take
 that task's reference, right or wrong for them: the figure counts them as they are.
@@ -26,7 +28,10 @@ that task's reference, right or wrong for them: the figure counts them as they a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import statistics
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -85,14 +90,40 @@ def _policy(trace: Trace) -> list[dict[str, Any]]:
     ]
 
 
+#: Seconds of engine time (``act``) of the text steps, the ones the user answers.
+REPLY_SECONDS: list[float] = []
+
+
 def play(world: World, task: dict[str, Any], traces: dict[str, Trace], trace: Trace):
     script = script_for(task, traces, seed=task["source"]["traces"].index(trace.id))
     episode, _ = start(world, script)
     for action in _policy(trace):
         if episode.done:
             break
+        began = time.perf_counter()
         episode, _ = act(world, script, episode, action)
+        if not action.get("tool_calls"):
+            REPLY_SECONDS.append(time.perf_counter() - began)
     return finish(world, script, episode).reward, episode
+
+
+def reply_ms(world: World, forged: Any, by_id: dict[str, Trace]) -> dict[str, float]:
+    """The engine's time per user-reply step (the user's tools looked for, called and
+    answered), beside the same steps with a user who never uses their tools, in one run:
+    median milliseconds over 3 rounds of every run's text steps."""
+    times: dict[str, float] = {}
+    for label, patch in (("with_tools", contextlib.nullcontext()), ("without", _no_user_tools())):
+        with patch:
+            rounds = []
+            for _ in range(3):
+                REPLY_SECONDS.clear()
+                for task in forged.tasks:
+                    for trace_id in task.trace_ids:
+                        play(world, task_fields(task), by_id, by_id[trace_id])
+                rounds.append(statistics.median(REPLY_SECONDS) * 1000)
+        times[label] = round(statistics.median(rounds), 3)
+    times["ratio"] = round(times["with_tools"] / times["without"], 2)
+    return times
 
 
 def measure(domain: str) -> dict[str, Any]:
@@ -128,6 +159,7 @@ def measure(domain: str) -> dict[str, Any]:
             baseline.append((passed[trace_id], reward))
     users = sorted(n for n, t in world.tools.items() if t.caller == "user")
     reads = _side_reads(world, forged, by_id)
+    timing = reply_ms(world, forged, by_id)
     return {
         "runs": len(rows),
         "user_tools": len(users),
@@ -139,6 +171,7 @@ def measure(domain: str) -> dict[str, Any]:
         "user_calls_made": made,
         "user_calls_traced": traced,
         "user_reads_as_traced": reads,
+        "user_reply_step_ms": timing,
     }
 
 
