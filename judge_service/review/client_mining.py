@@ -12,6 +12,12 @@ from judge_service.judging.client import get_client
 from judge_service.judging.client_options import model_options
 from judge_service.review.mining import MiningResult, MiningRollout, mine
 
+#: Tokens a proposed item may take: the bounded schema's longest item (a 200-character
+#: question, a 300-character rationale, five 64-character ids, keys and quotes: about 920
+#: characters) at one character a token, the worst a small model's digits and symbols get.
+#: At 400 a rambling local model was cut off inside a string, and the job failed.
+ITEM_TOKENS = 1000
+
 
 async def mine_with_model(
     rubric: Any,
@@ -38,7 +44,7 @@ async def mine_with_model(
             api_base=options.get("api_base"),
             api_key=options.get("api_key"),
             timeout=float(options.get("timeout_s", 300.0)),
-            sampling={"temperature": 0.0, "max_tokens": 400 * job["max_items"] + 200},
+            sampling={"temperature": 0.0, "max_tokens": ITEM_TOKENS * job["max_items"] + 200},
             response_format_kind=options.get("response_format_kind", "json_schema"),
             free=bool(options.get("free", False)),
             schema_name="rubric_items",

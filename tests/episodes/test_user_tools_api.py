@@ -18,9 +18,8 @@ import httpx
 import pytest
 
 from judge_service.world.user_side import SIDE_KEY
-from tests.episodes.test_world_episodes_api import bearer
-from tests.forge_support import forge
-from tests.helpers import Server, service_env, wait_until
+from tests.episodes.test_world_episodes_api import bearer, built_world
+from tests.helpers import Server, service_env
 from tests.world.test_world_user_side import OFF, run
 
 SCHEMAS = [
@@ -49,21 +48,8 @@ def radio_world(database_url: str, tmp_path: Path):
     server = Server(env=env, cwd=tmp_path, log=tmp_path / "serve.log")
     client = httpx.Client(base_url=server.url, timeout=60)
     try:
-        job = forge(client, keys["reviewer"], "traces", _corpus(), mine="false")
-        built = client.post("/v1/worlds", json={"jobs": [job["id"]]}, headers=keys["reviewer"])
-        assert built.status_code == 202, built.text
-        world = wait_until(
-            lambda: (
-                (w := client.get(f"/v1/worlds/{built.json()['id']}", headers=keys["admin"]))
-                and w.json()["status"] in ("done", "failed")
-                and w.json()
-            ),
-            timeout=120,
-        )
-        assert world and world["status"] == "done", world
-        listed = client.get("/v1/tasks", params={"job_id": job["id"]}, headers=keys["admin"])
-        tasks = [t for t in listed.json()["tasks"] if t["kind"] == "trace"]
-        assert len(tasks) == 1, listed.text
+        world, tasks = built_world(client, keys, _corpus())
+        assert len(tasks) == 1, tasks
         yield client, keys, world, tasks[0]
     finally:
         client.close()

@@ -155,21 +155,9 @@ def served(database_url: str, tmp_path: Path) -> Iterator[Served]:
     served = None
     try:
         text = goal_traces()
-        job = forge(client, keys["reviewer"], "traces", text, mine="false")
-        built = client.post("/v1/worlds", json={"jobs": [job["id"]]}, headers=keys["reviewer"])
-        assert built.status_code == 202, built.text
-        world = wait_until(
-            lambda: (
-                (w := client.get(f"/v1/worlds/{built.json()['id']}", headers=keys["admin"]))
-                and w.json()["status"] in ("done", "failed")
-                and w.json()
-            ),
-            timeout=120,
-        )
-        assert world and world["status"] == "done", world
-        listed = client.get("/v1/tasks", params={"job_id": job["id"]}, headers=keys["admin"])
-        tasks = [t for t in listed.json()["tasks"] if t["kind"] == "trace" and t["end_state"]]
-        assert len(tasks) >= 2, listed.text
+        world, tasks = built_world(client, keys, text)
+        tasks = [t for t in tasks if t["end_state"]]
+        assert len(tasks) >= 2, tasks
         traces = {t.id: t for t in parse_traces(text)}
         served = Served(server, client, keys, env, world["id"], tasks, traces, tmp_path)
         yield served
@@ -179,6 +167,27 @@ def served(database_url: str, tmp_path: Path) -> Iterator[Served]:
         if served is not None:  # the one a restart started
             served.client.close()
             served.server.kill()
+
+
+def built_world(
+    client: httpx.Client, keys: dict[str, Headers], text: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The traces forged, and a world built from the job over HTTP: the world (done) and
+    the job's trace tasks."""
+    job = forge(client, keys["reviewer"], "traces", text, mine="false")
+    built = client.post("/v1/worlds", json={"jobs": [job["id"]]}, headers=keys["reviewer"])
+    assert built.status_code == 202, built.text
+    world = wait_until(
+        lambda: (
+            (w := client.get(f"/v1/worlds/{built.json()['id']}", headers=keys["admin"]))
+            and w.json()["status"] in ("done", "failed")
+            and w.json()
+        ),
+        timeout=120,
+    )
+    assert world and world["status"] == "done", world
+    listed = client.get("/v1/tasks", params={"job_id": job["id"]}, headers=keys["admin"])
+    return world, [t for t in listed.json()["tasks"] if t["kind"] == "trace"]
 
 
 def reset(served: Served, task_id: str, key: str = "trainer", **extra: Any) -> httpx.Response:
