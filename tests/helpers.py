@@ -256,6 +256,10 @@ class Process:
         self.handle.close()
 
 
+#: Ports tried when the one picked was taken before the server bound it.
+BIND_TRIES = 3
+
+
 class Server(Process):
     """``judge-service serve`` on a free port, ready when /healthz answers."""
 
@@ -269,27 +273,43 @@ class Server(Process):
         workers: int = 1,
         extra_args: list[str] | None = None,
     ) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        super().__init__(
-            [JUDGE_SERVICE, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-            + (["--workers", str(workers)] if workers > 1 else [])
-            + (extra_args or []),
-            env=env,
-            cwd=cwd,
-            log=log,
-        )
         deadline = time.monotonic() + timeout
+        for attempt in range(BIND_TRIES):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            super().__init__(
+                [JUDGE_SERVICE, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+                + (["--workers", str(workers)] if workers > 1 else [])
+                + (extra_args or []),
+                env=env,
+                cwd=cwd,
+                log=log,
+            )
+            outcome = self._started(deadline, last=attempt == BIND_TRIES - 1)
+            if outcome == "ready":
+                return
+            if outcome == "timeout":
+                break
+        self.kill()
+        raise AssertionError(f"server did not start:\n{self.log()}")
+
+    def _started(self, deadline: float, *, last: bool) -> str:
+        """``ready`` when /healthz answers before ``deadline``, else ``timeout``; ``taken``
+        at once when the port was taken between :func:`free_port` and the bind (another
+        test's process won the race), unless this was the ``last`` try."""
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, f"server exited:\n{self.log()}"
+            if self.proc.poll() is not None:
+                if not last and "address already in use" in self.log()[-600:]:
+                    self.handle.close()
+                    return "taken"
+                raise AssertionError(f"server exited:\n{self.log()}")
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
+                    return "ready"
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-        self.kill()
-        raise AssertionError(f"server did not start:\n{self.log()}")
+        return "timeout"
 
 
 class Worker(Process):
