@@ -29,7 +29,7 @@ class Script(BaseModel):
     user_turns: list[str] = Field(default_factory=list)
     exchanges: list[dict[str, Any]] = Field(default_factory=list)
     #: What the replayed user did on their own side: ``{"tool", "arguments", "answer",
-    #: "said"}`` (:func:`~judge_service.episodes.user_turns.run_acts`).
+    #: "asked", "said"}`` (:func:`~judge_service.episodes.user_turns.run_acts`).
     acts: list[dict[str, Any]] = Field(default_factory=list)
     start_traces: list[str] = Field(default_factory=list)
     reference: dict[str, Any] | None = None

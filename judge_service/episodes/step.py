@@ -74,12 +74,16 @@ class Step:
         entry = {"tool": name or None, "path": REJECTED, "error": True, "write": write}
         self.record(index, {**entry, "arguments": arguments or {}, "changed": [], "about": []})
 
+    def current(self) -> State:
+        """The world state now: the episode's, read once a step, then carried."""
+        if self.state is None:
+            self.state = state_of(self.world, self.episode)
+        return self.state
+
     def call(self, call_id: str, name: str, arguments: dict[str, Any], invalid: str | None) -> None:
         """Answer the call; ``invalid``: its arguments fail the schema, so only the tool's
         own error for them (the world's, in the backend's words) or that text answers."""
-        if self.state is None:
-            self.state = state_of(self.world, self.episode)
-        before = self.state
+        before = self.current()
         call = Call.model_construct(name=name, arguments=arguments)
         answer = self.world.answer(before, call)
         if invalid is not None and not (answer.error and answer.path != "model_needed"):
@@ -103,9 +107,7 @@ class Step:
         """The user's own tool call (:mod:`~judge_service.episodes.user_tools`), answered by
         the world after the writes made so far: its answer's text and its record (``"by":
         "user"``), which the caller files under the user's reply."""
-        if self.state is None:
-            self.state = state_of(self.world, self.episode)
-        before = self.state
+        before = self.current()
         call = Call.model_construct(name=name, arguments=arguments)
         answer = self.world.answer(before, call, done=done_writes(self.answers), runs=runs)
         needed = answer.path == "model_needed"

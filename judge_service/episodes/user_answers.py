@@ -173,9 +173,10 @@ def answer(
     scores = similarities(documents, asked[-READ_CHARS:])
     wanted = requested_words(asked, READ_CHARS)
     if wanted:
+        labels = [fact_labels(turn) for turn in turns]
         scores = [
-            score + LABEL_BONUS * len(fact_labels(turn) & wanted) / (1 + len(fact_labels(turn)))
-            for score, turn in zip(scores, turns, strict=True)
+            score + LABEL_BONUS * len(mine & wanted) / (1 + len(mine))
+            for score, mine in zip(scores, labels, strict=True)
         ]
     act = act_of(asked)
     decisions = [i for i in middle if is_decision(turns[i])]

@@ -38,7 +38,7 @@ def fact_labels(turn: str) -> frozenset[str]:
     for found in FACT.finditer(low):
         if "@" in found.group():
             labels.add("email")
-        before = [w for w in WORD.findall(low[max(0, found.start() - 60) : found.start()])]
+        before = WORD.findall(low[max(0, found.start() - 60) : found.start()])
         labels.update(w for w in before[-LABEL_REACH:] if w not in FUNCTION_WORDS)
     return frozenset(labels)
 

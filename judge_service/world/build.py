@@ -120,6 +120,10 @@ def build_world(traces: Sequence[Trace]) -> World:
         )
         for trace_id, start in observed.starts.items()
     }
-    world = World(tools=tools, base=observed.base, key_fields=observed.keys, traces=starts)
-    world.sides = {trace: side for trace, side in sides.items() if side}
-    return world
+    return World(
+        tools=tools,
+        base=observed.base,
+        key_fields=observed.keys,
+        traces=starts,
+        sides={trace: side for trace, side in sides.items() if side},
+    )

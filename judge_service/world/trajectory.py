@@ -156,14 +156,16 @@ def replay(
     state and each call's :func:`call_record`."""
     state: State = start
     records: list[dict[str, Any]] = []
+    done: list[str] = []  # the successful writes so far, for the user's own calls
     for traced in _calls(messages):
         call = recorded_call(traced, world.key_fields)
-        answer = world.answer(state, call, done=done_writes(records))
+        answer = world.answer(state, call, done=done)
         if is_write(world, call.name) and traced.answer is not None:
             answer = _reconciled(world, state, traced, answer)
         record = call_record(world, state, call, answer)
         if traced.caller == "user":
             record["by"] = "user"
         records.append(record)
+        done += done_writes([record])
         state = answer.state_after
     return state, records

@@ -129,11 +129,11 @@ def learn_side(
                     side=dict(side),
                 )
                 kept = found.setdefault(call.name, {})
-                same = kept.get(entry.model_dump_json())
-                if same is None and len(kept) < KEPT:
-                    same = kept[entry.model_dump_json()] = entry
-                if same is not None and len(same.traces) < TRACES_KEPT:
-                    same.traces.append(step.trace_id)
+                key = entry.model_dump_json()
+                if key not in kept and len(kept) < KEPT:
+                    kept[key] = entry
+                if key in kept and len(kept[key].traces) < TRACES_KEPT:
+                    kept[key].traces.append(step.trace_id)
                 if not call.error:
                     side.update(side_fields(call.name, call.answer, not step.write))
             if step.write and not call.error:
