@@ -1,5 +1,6 @@
 """The forge job's hindsight panel: each task whose reference had to be proposed goes to the
-job's judges (:mod:`~judge_service.forge.hindsight`), and their choice weighs in.
+job's judges (:mod:`~judge_service.forge.hindsight`), and their choice weighs in; where it
+changes a reference, the runs that disagree with it are marked again.
 
 The panel is ``hindsight_judges`` when given, else the job's ``miner``. A failed call is one
 judge fewer for that task; the job never fails for it.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge_service.core.settings import Settings
+from judge_service.forge.disagreement import mark_disagreement
 from judge_service.forge.hindsight import SCHEMA, apply_panel, needs_judge, question
 from judge_service.forge.job_asks import ask_all
 from judge_service.forge.policy import rules_of
@@ -48,7 +50,7 @@ def judge_references(
     if not judges:
         return None
     by_id = {t.id: t for t in traces}
-    asked = []
+    asked, tasks = [], []
     for task, goal in zip(forged.tasks, lines, strict=True):
         if not needs_judge(task.consensus) or task.consensus is None:
             continue
@@ -56,6 +58,7 @@ def judge_references(
         first = by_id.get(task.first.trace_id)
         policy = rules_of(first) if first is not None else ""
         asked.append(question(task.consensus, goal, policy, writes))
+        tasks.append(task)
     prompts = [q.messages for q in asked]
     replies = [
         (
@@ -67,7 +70,10 @@ def judge_references(
         for j in judges
     ]
     counts = {"asked": len(asked), "failed_calls": sum(r is None for _, a in replies for r in a)}
-    for index, one in enumerate(asked):
+    for index, (task, one) in enumerate(zip(tasks, asked, strict=True)):
         outcome = apply_panel(one, [(name, answers[index]) for name, answers in replies])
         counts[outcome] = counts.get(outcome, 0) + 1
+        if outcome == "chosen":
+            mark_disagreement(task)  # its runs' signs follow the reference the panel chose
+    forged.recount(traces)
     return counts

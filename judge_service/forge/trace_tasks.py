@@ -7,8 +7,8 @@
 3. Goals merge into tasks by meaning and entities (:mod:`~judge_service.forge.merge`), and
    the parts of a compound goal fold into one task; each task's repeats (one per trace, its
    parts' end states together) vote on its reference end state.
-4. A trace whose end state differs from its task's consensus gets the sign
-   ``disagrees_with_consensus``, beside the signs read from the trace itself
+4. A trace whose end state differs from its task's reference gets a sign
+   (:mod:`~judge_service.forge.disagreement`), beside the signs read from the trace itself
    (:mod:`~judge_service.forge.signs`).
 5. Tasks group into families: those that make the same kind of change (the same write tools),
    named by them; those that change nothing by their requests' words.
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge_service.forge.camps import split_camps
+from judge_service.forge.disagreement import mark_disagreement
 from judge_service.forge.embed import Embedder, get_embedder
 from judge_service.forge.end_states import (
     Consensus,
@@ -45,7 +46,6 @@ from judge_service.traces.conversation import (
     user_words,
 )
 from judge_service.traces.effects import ToolEffect, classify_tools, write_tools
-from judge_service.traces.entities import state_diff
 from judge_service.traces.goals import ENTITY, Goal, goals
 from judge_service.traces.identity import who
 from judge_service.traces.requested import held, requested, tool_values
@@ -195,6 +195,16 @@ class TraceForge:
         self.failed = {k: sorted(v, key=lambda s: s["turn"]) for k, v in self.failed.items()}
         self.labels = sign_report(traces, self.failed)
 
+    def recount(self, traces: Sequence[Trace]) -> None:
+        """``failed`` and the labels' figures counted again from the tasks' goals (after the
+        hindsight panel changed references, and so their runs' disagreement signs)."""
+        failed: dict[str, list[dict[str, Any]]] = {}
+        for task in self.tasks:
+            for goal in task.goals:
+                failed.setdefault(goal.trace_id, []).extend(s.as_dict() for s in goal.failures)
+        self.failed = {k: sorted(v, key=lambda s: s["turn"]) for k, v in failed.items() if v}
+        self.labels = sign_report(traces, self.failed)
+
     def result(self) -> dict[str, Any]:
         """What the job's result reports beside its counts."""
         return {
@@ -244,22 +254,6 @@ def task_families(tasks: Sequence[TraceTask]) -> list[TraceFamily]:
     return sorted(found, key=lambda f: -len(f.tasks))
 
 
-def _disagreement(task: TraceTask) -> None:
-    """Mark each repeat whose end state differs from the task's consensus."""
-    agreed = task.consensus
-    if agreed is None or not agreed.agreed() or agreed.reference is None:
-        return
-    for trace_id in task.trace_ids:
-        outcome = task.trace_outcome(trace_id)
-        diff = state_diff(outcome.end_state, agreed.reference)
-        if diff:
-            last = task.parts(trace_id)[-1][0]
-            turn = outcome.last_write_turn if outcome.last_write_turn is not None else last.end - 1
-            last.failures.append(
-                FailureSign("disagrees_with_consensus", turn, "; ".join(diff)[:300])
-            )
-
-
 def accepted(trace: Trace) -> bool:
     """Whether the user's last words accept the outcome: thanks or a goodbye, no complaint."""
     said = [
@@ -290,7 +284,7 @@ def _task(
         ],
         evidence,
     )
-    _disagreement(task)
+    mark_disagreement(task)
     return task
 
 

@@ -121,6 +121,11 @@ def test_a_forge_job_asks_its_panel_about_runs_that_disagree(
     # without the panel the run that cancelled cleanly would have been the reference
     chosen, other = task["end_states"]
     assert other["end_state"] != {} and other["score"] > chosen["score"] - JUDGE_WEIGHT
+    # the runs' signs follow the panel's reference: the cancelling run now disagrees with it
+    marked = {(f["trace_id"], f["kind"]) for f in task["failures"]}
+    assert ("retail-0016-r2", "disagrees_with_proposed") in marked
+    assert ("retail-0016-r1", "disagrees_with_proposed") not in marked
+    assert "retail-0016-r2" in job["result"]["failed"]
     # off, or with no model, nobody is asked
     asked_before = sum(fake.requests.values())
     off = forge(
