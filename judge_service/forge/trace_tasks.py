@@ -35,7 +35,7 @@ from judge_service.forge.labels import sign_report
 from judge_service.forge.merge import fold_companions, merge_goals
 from judge_service.forge.signs import CLOSING, COMPLAINT, failure_signs
 from judge_service.forge.similar import families
-from judge_service.forge.start_state import start_handles
+from judge_service.forge.start_state import read_effects, start_handles
 from judge_service.traces.calls import ToolCall, broken_pairs, tool_calls
 from judge_service.traces.conversation import (
     FailureSign,
@@ -350,7 +350,8 @@ def forge_traces(
     dropped = {a.trace_id for a in aside}
     kept = [t for t in traces if t.id not in dropped]
     similarity = embedder.similarity([g.user_text or g.request for g, _ in found])
-    started = {t: start_handles(c, writers) for t, c in calls.items()}
+    changes = read_effects(calls.values(), writers)
+    started = {t: start_handles(c, writers, changes) for t, c in calls.items()}
     handles = [
         [
             *g.entities,

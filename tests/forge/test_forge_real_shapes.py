@@ -9,6 +9,7 @@ from typing import Any
 from judge_service.episodes.script import script_for
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.end_states import RunEvidence, consensus, goal_outcome
+from judge_service.forge.start_state import _digest, read_effects, start_handles
 from judge_service.forge.trace_tasks import forge_traces
 from judge_service.traces.calls import tool_calls
 from judge_service.traces.conversation import Trace
@@ -204,3 +205,33 @@ def test_of_two_polite_runs_the_one_whose_end_state_holds_what_was_asked_is_prop
     assert agreed.candidates[0].reasons == [
         "r2: no failure sign; the user accepted the outcome; holds 2 value(s) the user asked for"
     ]
+
+
+def test_a_read_after_a_write_that_could_not_change_it_still_shows_where_it_began():
+    # the agent enables roaming on the account first; the phone is read only after it
+    messages = [
+        {"role": "user", "content": "Hi, I can't send picture messages from my phone."},
+        _call("assistant", "r", "enable_roaming", {"line_id": "L-7"}),
+        _answer("r", {"line_id": "L-7", "roaming": True}),
+        _call("user", "s", "check_settings", {}),
+        _answer("s", {"broken": "permissions"}),
+        _call("assistant", "l", "get_line", {"line_id": "L-7"}),
+        _answer("l", {"line_id": "L-7", "roaming": True}),
+        _call("user", "t", "toggle_setting", {"setting": "permissions"}),
+        _answer("t", "done"),
+        _call("user", "c", "check_settings", {}),
+        _answer("c", {"broken": "none"}),
+    ]
+    run = Trace(id="late", line=1, messages=messages, tools=None, metadata={})
+    calls = tool_calls(run, roles=("assistant", "user"))
+    writes = {"enable_roaming", "toggle_setting"}
+    changes = read_effects([calls], writes)
+    # only the toggle came between two settings reads that answered otherwise
+    assert changes == {("toggle_setting", "check_settings")}
+    kinds = [h.split("=", 1)[0] for h in start_handles(calls, writes, changes)]
+    # the first settings read counts; the line the roaming write touched does not, nor the
+    # settings read after the toggle
+    assert kinds == [f"start:check_settings({_digest({})})"]
+    # where other traces showed roaming change the settings read, nothing here counts
+    known = changes | {("enable_roaming", "check_settings")}
+    assert start_handles(calls, writes, known) == []
