@@ -167,10 +167,24 @@ def pair_up(
 
 
 def merge(old: Any, new: Any) -> Any:
-    """An entity after being seen as ``new``: a view of fewer fields updates those fields."""
-    if isinstance(old, dict) and isinstance(new, dict) and set(new) < set(old):
-        return {**old, **new}
-    return new
+    """An entity after being seen as ``new``. A view that shows all its fields is the entity.
+    A view that leaves some out (fewer fields, or others beside some of them: a usage view of
+    a line) updates the fields it shows and keeps the rest, and a value it writes as text
+    (``"3.2"`` for ``3.2``) leaves the value as it was: a view is not a change."""
+    if not (isinstance(old, dict) and isinstance(new, dict)) or set(old) <= set(new):
+        return new
+    kept = {k: old[k] for k, v in new.items() if k in old and _as_text_of(old[k], v)}
+    return {**old, **new, **kept}
+
+
+def _as_text_of(old: Any, new: Any) -> bool:
+    """Whether ``new`` is the scalar ``old`` written as text."""
+    return (
+        isinstance(new, str)
+        and not isinstance(old, str | dict | list)
+        and old is not None
+        and as_text(old) == new
+    )
 
 
 def argument_values(arguments: Mapping[str, Any]) -> set[str]:

@@ -16,6 +16,7 @@ import pytest
 
 from judge_service.traces.conversation import parse_traces
 from judge_service.world.build import build_world
+from judge_service.world.lookup import merge
 from judge_service.world.model import Call
 from judge_service.world.user_side import SIDE_KEY, done_writes, side_fields, write_mark
 from judge_service.world.verify import verify
@@ -191,3 +192,19 @@ def test_real_telecom_runs_verify_against_their_own_reference() -> None:
         start = world.task_state(task.trace_ids)
         verdict, _ = verify(world, start, messages[trace_id], task.consensus.reference)
         assert verdict.reward == 1.0, (trace_id, verdict.diff[:3])
+
+
+def test_a_view_that_shows_other_fields_beside_some_keeps_the_rest_of_the_entity() -> None:
+    """A usage view of a line (some of its fields, as text, and fields of its own) leaves
+    the line's other fields and typed values as they were; a view of every field is the
+    entity."""
+    line = {"line_id": "L1", "status": "Active", "data_used_gb": 3.2, "roaming": False}
+    usage = {"line_id": "L1", "data_used_gb": "3.2", "data_limit_gb": "5.0"}
+    seen = merge(line, usage)
+    assert seen == {**line, "data_limit_gb": "5.0"}
+    assert seen["data_used_gb"] == 3.2  # the same value written as text is no change
+    # a changed value is taken as shown, and a fuller view replaces the entity
+    assert merge(line, {**usage, "data_used_gb": "4.0"})["data_used_gb"] == "4.0"
+    fuller = {**line, "roaming": True, "plan": "P1"}
+    assert merge(line, fuller) == fuller
+    assert merge(line, {"line_id": "L1", "status": "Suspended"}) == {**line, "status": "Suspended"}
