@@ -14,14 +14,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
-from judge_service.forge.end_states import Candidate
+from judge_service.forge.end_states import Candidate, Consensus, GoalOutcome
 from judge_service.traces.conversation import FailureSign
 from judge_service.traces.entities import canonical, state_diff
-
-if TYPE_CHECKING:
-    from judge_service.forge.trace_tasks import TraceTask
+from judge_service.traces.goals import Goal
 
 CONSENSUS = "disagrees_with_consensus"
 PROPOSED = "disagrees_with_proposed"
@@ -32,7 +31,22 @@ def _candidate_of(candidates: list[Candidate], trace_id: str) -> Candidate | Non
     return next((c for c in candidates if trace_id in c.traces), None)
 
 
-def mark_disagreement(task: TraceTask) -> None:
+class Repeats(Protocol):
+    """A task's repeats as :class:`~judge_service.forge.trace_tasks.TraceTask` holds them
+    (a protocol: the task module imports this one)."""
+
+    goals: list[Goal]
+    consensus: Consensus | None
+
+    @property
+    def trace_ids(self) -> list[str]: ...
+
+    def trace_outcome(self, trace_id: str) -> GoalOutcome: ...
+
+    def parts(self, trace_id: str) -> Sequence[tuple[Goal, GoalOutcome]]: ...
+
+
+def mark_disagreement(task: Repeats) -> None:
     """Mark each repeat of ``task`` whose end state differs from its reference (module
     docstring); earlier marks of either kind are dropped first."""
     for goal in task.goals:
