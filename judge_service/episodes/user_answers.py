@@ -7,7 +7,10 @@ by count while the agent is still working. A policy could learn to farm that con
 agent's last message is read for what it does (:func:`act_of`):
 
 - it **proposes** an action and asks for a decision: the user gives a traced decision (a
-  turn that opens with a yes or a no), the one given to the proposal most like this one;
+  turn that opens with a yes or a no), the one given to the proposal most like this one. A
+  proposal that also asks for something (a request, or a question that proposes nothing)
+  whose words label a fact the user has not given yet gets that fact first: nothing is
+  agreed to before the agent has what it asked for;
 - it **asks** for something, or says it is **working** on it: the user gives the traced turn
   that answered the most similar question (unused turns first, in trace order on a tie), and
   never a decision. A turn whose facts (a word with a digit, an e-mail address) are labelled
@@ -93,6 +96,14 @@ def act_of(text: str) -> Act:
     if WORKS.search(text):
         return "works"
     return "reports"
+
+
+def asks_too(text: str) -> bool:
+    """Whether a proposing message also asks for something: a question that is no proposal,
+    or a request ("please provide your zip code")."""
+    text = text[-READ_CHARS:]
+    questions = [p for p in SENTENCE_END.split(text) if p.rstrip().endswith("?")]
+    return bool(REQUESTS.search(text)) or any(not PROPOSAL_QUESTION.search(q) for q in questions)
 
 
 def is_decision(turn: str) -> bool:
@@ -182,6 +193,13 @@ def answer(
     decisions = [i for i in middle if is_decision(turns[i])]
     facts = [i for i in middle if i not in decisions]
     fresh_requests = [i for i in facts if fresh[i] and _initiated(exchanges, i)]
+    if act == "proposes" and wanted and asks_too(asked):
+        # a proposal that also asks for facts the user has not given ("your name and zip,
+        # then I'll summarise for your confirmation") gets the facts first: nothing can be
+        # agreed to before they are known
+        labelled = [i for i in facts if fresh[i] and fact_labels(turns[i]) & wanted]
+        if labelled:
+            return _say(turns, _best(labelled, scores, fresh))
     if act == "proposes":
         chosen = _best(decisions, scores, fresh)
         return _say(turns, chosen if chosen is not None else _best(facts, scores, fresh))

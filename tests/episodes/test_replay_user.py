@@ -72,6 +72,20 @@ def test_a_decision_only_to_a_proposal_and_never_an_end_while_asking() -> None:
     assert act_of("Would you like to change the date or the cabin?") == "asks"
 
 
+def test_a_proposal_that_also_asks_for_a_fact_gets_the_fact_first() -> None:
+    """No yes before the facts the agent asked for beside its proposal: nothing can be
+    agreed to before they are known. A proposal alone still gets the decision."""
+    asked = (
+        "Please provide the e-mail address on the account. "
+        "Once I have it, shall I go ahead and move the booking?"
+    )
+    assert act_of(asked) == "proposes"
+    given = [TURNS[0]]
+    assert say(given, asked) == (TURNS[2], False)
+    # the e-mail given, the same message gets the decision
+    assert say(given, "Shall I go ahead and move the booking?") == (TURNS[4], False)
+
+
 def test_a_question_gets_the_turn_whose_fact_its_words_label() -> None:
     """Facts are matched by the words that label them: the zip code to a request for the
     zip, though the other turn shares more words with the message."""
@@ -168,4 +182,4 @@ def test_real_users_answer_another_agents_shuffled_questions(measured) -> None:
     a message that asked for none."""
     assert measured["with_facts"] >= 300 and measured["plain"] >= 50
     assert measured["unprompted"] == 0, measured
-    assert measured["carried"] >= 0.68, measured
+    assert measured["carried"] >= 0.72, measured
