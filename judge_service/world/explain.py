@@ -50,7 +50,10 @@ def _id_sources(ctx: Ctx) -> list[Expr]:
         if not isinstance(given, list):
             ids.append({"arg": name})
         elif ctx.j is not None:
-            ids.append({"arg": name, "at": "j"})
+            # element j first; the last element too: a real backend applied the last new
+            # item's price and options to every item one call changed, and a world answers
+            # as the backend did
+            ids += [{"arg": name, "at": "j"}, {"arg": name, "at": "last"}]
     if isinstance(ctx.elem, dict):
         ids += [{"elem": [f]} for f, v in ctx.elem.items() if not isinstance(v, dict | list)]
     return ids

@@ -4,7 +4,8 @@ An expression is a tagged JSON object, so it stores with the world:
 
 - ``{"const": v}``;
 - ``{"arg": name}`` (``"at": "j"``: element j of a list argument, in an element-wise
-  change; ``"sorted": true``: the list sorted);
+  change; ``"at": "last"``: its last element, which a backend may apply to every element it
+  changes; ``"sorted": true``: the list sorted);
 - ``{"elem": [path]}``: a field of the element being mapped or updated;
 - ``{"own": [path]}``: a field of the entity before the change (an order's first payment,
   which a change of payment method refunds), found only for the elements a write appends;
@@ -37,6 +38,10 @@ def _arg(expr: Expr, ctx: Ctx) -> Any:
         if not isinstance(value, list) or ctx.j is None or ctx.j >= len(value):
             return MISSING
         value = value[ctx.j]
+    elif expr.get("at") == "last":
+        if not isinstance(value, list) or not value:
+            return MISSING
+        value = value[-1]
     if expr.get("sorted"):
         if not isinstance(value, list):
             return MISSING

@@ -28,24 +28,28 @@ NUMERIC = ("sum_ref", "sum_match", "add")
 MAX_TERMS = 24
 
 
-def _sum(values: list[Any]) -> Any:
+def _sum(values: list[Any], raw: bool = False) -> Any:
     total: Any = 0
     for value in values:
         if not is_number(value):
             return MISSING
-        total = add_numbers(total, value)
+        total = total + value if raw else add_numbers(total, value)
     return total
 
 
-def numeric_value(expr: Expr, ctx: Ctx) -> Any:
-    """A term's or formula's value (``MISSING`` when a part is absent or not a number)."""
+def numeric_value(expr: Expr, ctx: Ctx, raw: bool = False) -> Any:
+    """A term's or formula's value (``MISSING`` when a part is absent or not a number).
+    ``raw`` (or the formula's own ``"raw": true``): machine arithmetic, not rounded to the
+    operands' cents: the backend the traces recorded answered ``0.04999999999999716`` for
+    ``53.48 - 53.43``, and a world answers as it did."""
+    raw = raw or bool(expr.get("raw"))
     if "sum_ref" in expr:
         ids = ctx.args.get(expr["sum_ref"], MISSING)
         if not isinstance(ids, list):
             return MISSING
         entity, field = expr["entity"], expr["field"]
         objects = [find_object(ctx.state, entity, field, i, ctx.index) for i in ids]
-        return _sum([get_path(o, expr["path"]) for o in objects])
+        return _sum([get_path(o, expr["path"]) for o in objects], raw)
     if "sum_match" in expr:
         items = get_path(ctx.pre, expr["sum_match"])
         wanted = ctx.args.get(expr["arg"], MISSING)
@@ -54,12 +58,12 @@ def numeric_value(expr: Expr, ctx: Ctx) -> Any:
         pairs = pair_up(items, expr["field"], wanted)
         if pairs is None:
             return MISSING
-        return _sum([get_path(items[i], expr["path"]) for i, _ in pairs])
+        return _sum([get_path(items[i], expr["path"]) for i, _ in pairs], raw)
     if "add" in expr:
-        parts = [numeric_value(t, ctx) for t in expr["add"]]
+        parts = [numeric_value(t, ctx, raw) for t in expr["add"]]
         if any(p is MISSING for p in parts):
             return MISSING
-        return _sum([s * p for s, p in zip(expr["signs"], parts, strict=True)])
+        return _sum([s * p for s, p in zip(expr["signs"], parts, strict=True)], raw)
     if "arg" in expr:
         value = ctx.args.get(expr["arg"], MISSING)
         return value if is_number(value) else MISSING
@@ -110,5 +114,14 @@ def formulas(value: Any, ctx: Ctx) -> list[Expr]:
     found: list[Expr] = [t for t, v in values if same(v, value)]
     for (a, x), (b, y) in permutations(values, 2):
         if same(add_numbers(x, -y), value):
-            found.append({"add": [a, b], "signs": [1, -1]})
+            formula: Expr = {"add": [a, b], "signs": [1, -1]}
+            if _unrounded(formula, value, ctx):
+                formula["raw"] = True
+            found.append(formula)
     return found
+
+
+def _unrounded(formula: Expr, value: Any, ctx: Ctx) -> bool:
+    """Whether the traced ``value`` is the formula's machine arithmetic, not its rounding."""
+    exact = numeric_value(formula, ctx, raw=True)
+    return exact is not MISSING and exact == value and numeric_value(formula, ctx) != value

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge_service.world.describe import describe_op
+from judge_service.world.formulas import formulas, numeric_value
 from judge_service.world.learn_cases import Example
 from judge_service.world.learn_ops import learn_ops
 from judge_service.world.lookup import Ctx, Index
@@ -143,3 +144,42 @@ def test_appended_entries_may_copy_the_entitys_own_first_entry() -> None:
     assert '"charge"' in reading and '"credit"' in reading, reading
     pre, post, args = _move_card("B7", 4321, "card-70", "card-71")
     assert _apply(learned.ops, pre, args) == post
+
+
+def _reseat_as_traced(
+    number: str, old: list[str], new: list[str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A real backend's quirk, as a trace recorded it: each changed seat takes its new id,
+    but the fare of the *last* new seat (τ²-bench retail's item modification does this)."""
+    pre = _booking(number, old, [])
+    seats = [{"seat_id": n, "fare": FARES[new[-1]]} for n in new]
+    return (
+        pre,
+        {**pre, "seats": seats},
+        {"booking_id": number, "seat_ids": old, "new_seat_ids": new},
+    )
+
+
+def test_a_backend_that_prices_every_changed_element_by_the_last_argument_is_learned_as_it_is():
+    seen = [
+        _reseat_as_traced("B1", ["14C"], ["1A"]),
+        _reseat_as_traced("B2", ["15D", "30F"], ["2B", "31A"]),  # both at 31A's fare
+        _reseat_as_traced("B3", ["1A"], ["32B"]),
+        _reseat_as_traced("B4", ["2B", "14C"], ["15D", "1A"]),  # both at 1A's fare
+    ]
+    learned = learn_ops([_example(*case) for case in seen])
+    assert learned.unexplained == [], learned.unexplained
+    # a call it never saw: three seats, all at the last one's fare, each its own id
+    pre, post, args = _reseat_as_traced("B9", ["1A", "2B", "14C"], ["30F", "15D", "2B"])
+    assert _apply(learned.ops, pre, args) == post
+    assert [s["fare"] for s in post["seats"]] == [850, 850, 850]
+
+
+def test_a_difference_the_backend_left_unrounded_is_computed_as_it_did():
+    """53.48 - 53.43 is 0.04999999999999716 in machine arithmetic: a backend that answered
+    that is answered the same way, and one that answered 0.05 is rounded."""
+    ctx = Ctx({"new": 53.48, "old": 53.43}, {}, {}, index=Index())
+    (raw,) = [f for f in formulas(53.48 - 53.43, ctx) if "add" in f]
+    assert raw.get("raw") is True and numeric_value(raw, ctx) == 53.48 - 53.43 != 0.05
+    (rounded,) = [f for f in formulas(0.05, ctx) if "add" in f]
+    assert "raw" not in rounded and numeric_value(rounded, ctx) == 0.05
