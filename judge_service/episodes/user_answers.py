@@ -84,11 +84,16 @@ CONSENT = re.compile(
 REFUSAL = re.compile(r"^\W*(?:no|nope)\b", re.IGNORECASE)
 
 
+def _questions(text: str) -> list[str]:
+    """The sentences of ``text`` that end with a question mark."""
+    return [p for p in SENTENCE_END.split(text) if p.rstrip().endswith("?")]
+
+
 def act_of(text: str) -> Act:
     """What the agent's message does (module docstring): proposes, asks, works or reports.
     It proposes when one of its questions asks for a decision, or it calls for a yes."""
     text = text[-READ_CHARS:]
-    questions = [p for p in SENTENCE_END.split(text) if p.rstrip().endswith("?")]
+    questions = _questions(text)
     if CALLS_FOR_YES.search(text) or any(PROPOSAL_QUESTION.search(q) for q in questions):
         return "proposes"
     if questions or REQUESTS.search(text):
@@ -102,8 +107,9 @@ def asks_too(text: str) -> bool:
     """Whether a proposing message also asks for something: a question that is no proposal,
     or a request ("please provide your zip code")."""
     text = text[-READ_CHARS:]
-    questions = [p for p in SENTENCE_END.split(text) if p.rstrip().endswith("?")]
-    return bool(REQUESTS.search(text)) or any(not PROPOSAL_QUESTION.search(q) for q in questions)
+    return bool(REQUESTS.search(text)) or any(
+        not PROPOSAL_QUESTION.search(q) for q in _questions(text)
+    )
 
 
 def is_decision(turn: str) -> bool:
@@ -183,8 +189,8 @@ def answer(
     ]
     scores = similarities(documents, asked[-READ_CHARS:])
     wanted = requested_words(asked, READ_CHARS)
+    labels = [fact_labels(turn) for turn in turns] if wanted else []
     if wanted:
-        labels = [fact_labels(turn) for turn in turns]
         scores = [
             score + LABEL_BONUS * len(mine & wanted) / (1 + len(mine))
             for score, mine in zip(scores, labels, strict=True)
@@ -197,7 +203,7 @@ def answer(
         # a proposal that also asks for facts the user has not given ("your name and zip,
         # then I'll summarise for your confirmation") gets the facts first: nothing can be
         # agreed to before they are known
-        labelled = [i for i in facts if fresh[i] and fact_labels(turns[i]) & wanted]
+        labelled = [i for i in facts if fresh[i] and labels[i] & wanted]
         if labelled:
             return _say(turns, _best(labelled, scores, fresh))
     if act == "proposes":

@@ -191,13 +191,12 @@ class TraceForge:
                 )
                 if owner is not None:
                     owner.failures.append(sign)
-                    self.failed.setdefault(trace_id, []).append(sign.as_dict())
-        self.failed = {k: sorted(v, key=lambda s: s["turn"]) for k, v in self.failed.items()}
-        self.labels = sign_report(traces, self.failed)
+        self.recount(traces)
 
     def recount(self, traces: Sequence[Trace]) -> None:
-        """``failed`` and the labels' figures counted again from the tasks' goals (after the
-        hindsight panel changed references, and so their runs' disagreement signs)."""
+        """``failed`` and the labels' figures counted from the tasks' goals: when the forge
+        is done, and again after signs are added or the hindsight panel changed references
+        (and so their runs' disagreement signs)."""
         failed: dict[str, list[dict[str, Any]]] = {}
         for task in self.tasks:
             for goal in task.goals:
@@ -371,19 +370,13 @@ def forge_traces(
     groups = split_camps(groups, trace_of, states, clean, similarity)
     by_id = {t.id: t for t in kept}
     tasks = [_task(members, found, by_id) for members in groups]
-    grouped = task_families(tasks)
-    failed: dict[str, list[dict[str, Any]]] = {}
-    for goal, _ in found:
-        failed.setdefault(goal.trace_id, []).extend(s.as_dict() for s in goal.failures)
-    failed = {k: sorted(v, key=lambda s: s["turn"]) for k, v in failed.items() if v}
-    return TraceForge(
+    forged = TraceForge(
         traces=len(kept),
         candidates=len(found),
-        families=grouped,
-        failed=failed,
+        families=task_families(tasks),
+        failed={},
         tools=effects,
         embedder=embedder.name,
-        labels=sign_report(kept, failed),
         set_aside=aside,
         broken_pairs=[
             {"trace_id": t.id, "line": t.line, "reason": pair}
@@ -391,3 +384,5 @@ def forge_traces(
             for pair in broken_pairs(t)
         ],
     )
+    forged.recount(kept)
+    return forged

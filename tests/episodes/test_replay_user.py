@@ -38,14 +38,24 @@ TURNS = [
     "Yes, please go ahead.",
     "That's all, thanks!",
 ]
-EXCHANGES = [
-    {"asked": "", "said": TURNS[0]},
-    {"asked": "What is your booking reference?", "said": TURNS[1]},
-    {"asked": "Which e-mail address is on the account?", "said": TURNS[2]},
-    {"asked": "Which sailing would you like instead?", "said": TURNS[3]},
-    {"asked": "I will move FX-20931 to the 17:40 sailing. Shall I go ahead?", "said": TURNS[4]},
-    {"asked": "Done. Is there anything else I can help you with?", "said": TURNS[5]},
-]
+
+
+def exchanges_of(asked: list[str], turns: list[str]) -> list[dict[str, str]]:
+    """A traced conversation's exchanges: what the agent asked, and the turn said to it."""
+    return [{"asked": a, "said": t} for a, t in zip(asked, turns, strict=True)]
+
+
+EXCHANGES = exchanges_of(
+    [
+        "",
+        "What is your booking reference?",
+        "Which e-mail address is on the account?",
+        "Which sailing would you like instead?",
+        "I will move FX-20931 to the 17:40 sailing. Shall I go ahead?",
+        "Done. Is there anything else I can help you with?",
+    ],
+    TURNS,
+)
 
 
 def say(given: list[str], asked: str) -> tuple[str, bool]:
@@ -95,12 +105,15 @@ def test_a_question_gets_the_turn_whose_fact_its_words_label() -> None:
         "My zip code is 46236 and my name is Ana Lee.",
         "Thanks, bye!",
     ]
-    exchanges = [
-        {"asked": "", "said": turns[0]},
-        {"asked": "How much was the lamp, and where should the refund go?", "said": turns[1]},
-        {"asked": "How can I find your account?", "said": turns[2]},
-        {"asked": "Anything else?", "said": turns[3]},
-    ]
+    exchanges = exchanges_of(
+        [
+            "",
+            "How much was the lamp, and where should the refund go?",
+            "How can I find your account?",
+            "Anything else?",
+        ],
+        turns,
+    )
     asked = "To refund the lamp to your card I will need your zip code."
     reply, ends = answer(turns, exchanges, [turns[0]], asked, ends=True)
     assert (reply, ends) == (turns[2], False)
