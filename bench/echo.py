@@ -454,20 +454,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--goals", type=int, default=16, help="goals of data/retail to use")
     parser.add_argument("--held-out", type=float, default=0.3, help="share of tasks held out")
-    parser.add_argument("--steps", type=int, default=4, help="GRPO steps per run")
+    parser.add_argument("--steps", type=int, default=3, help="GRPO steps per run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--echo-coef", type=float, default=1.0)
     parser.add_argument("--echo-on", nargs="+", default=[echo.WORLD, echo.USER])
-    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--generations", type=int, default=4)
     parser.add_argument("--rollout-seeds", type=int, default=1, help="users per training task")
     parser.add_argument("--prompts-per-step", type=int, default=1, help="tasks a GRPO step")
-    parser.add_argument("--tool-calls", type=int, default=3, help="tool calls a rollout, at most")
+    parser.add_argument("--tool-calls", type=int, default=6, help="tool calls a rollout, at most")
     parser.add_argument("--temperature", type=float, default=1.0)
-    parser.add_argument("--completion-tokens", type=int, default=512)
-    parser.add_argument("--warm-steps", type=int, default=16)
+    parser.add_argument("--completion-tokens", type=int, default=1024)
+    parser.add_argument("--warm-steps", type=int, default=24)
+    parser.add_argument("--warm-lr", type=float, default=2e-4, help="the warm start's rate")
     parser.add_argument(
-        "--warm-actions", type=int, default=4, help="first actions of a trace the warm start learns"
+        "--warm-actions", type=int, default=6, help="first actions of a trace the warm start learns"
     )
     parser.add_argument(
         "--ceiling-steps", type=int, default=0, help="the ceiling instead of the runs (docstring)"
@@ -516,7 +517,7 @@ def main() -> None:
         ]
         torch.manual_seed(0)
         warm_losses = warm_start(
-            model, tokenizer, warm_conversations, prompt_tools, args.warm_steps, 1e-4
+            model, tokenizer, warm_conversations, prompt_tools, args.warm_steps, args.warm_lr
         )
         episodes = held_out_episodes(url, key, world_id, held_out, traces)
         setup = {
