@@ -6,6 +6,11 @@
 - ``transfer_without_trying``: a hand-off to a human (a call named like one) before anything
   was tried: no call that could change anything, by the agent or the user, no tool that
   refused, and no word of the agent that the request cannot be done.
+- ``consented_not_done``: the agent's last words propose a change and ask the user to
+  confirm it ("Would you like me to proceed with the return?"), the user's last words say
+  yes, and nothing that could change anything was called after the proposal, by the agent or
+  the user: the run ended with what the user had just agreed to undone. Words that report a
+  change done propose nothing, and a hand-off (proposed or asked for) changes nothing.
 - ``unconfirmed_write`` (a weak cue, not a failure: :func:`unconfirmed_writes`): a write
   with no "yes" from the user between the agent's last words and the call. On the real
   τ²-bench retail runs such writes failed about as often as confirmed ones (a third), so it
@@ -50,6 +55,8 @@ HEDGE = re.compile(
     re.IGNORECASE,
 )
 SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+#: A sentence that ends in a question mark.
+QUESTION = re.compile(r"[^.!?\n]+\?")
 #: The agent saying the request cannot be done (a reason to hand off without trying).
 REFUSAL = re.compile(
     r"\b(?:cannot|can ?not|unable|not (?:possible|allowed|permitted|eligible|able|supported)|"
@@ -68,7 +75,15 @@ AFFIRM = re.compile(
 )
 #: Agent words that ask the user something: a question or a request to confirm.
 ASKS = re.compile(r"\?|\b(?:confirm|shall i|should i|would you like|do you want)\b", re.IGNORECASE)
+#: Agent words that propose an action and ask for the go-ahead (not "anything else?").
+PROPOSES = re.compile(
+    r"\b(?:confirm|proceed|go ahead|shall i|should i|would you like me to|do you want me to|"
+    r"(?:may|can) i (?:go ahead|proceed))\b",
+    re.IGNORECASE,
+)
 REFUSE_ACTION = re.compile(r"^\W*(?:no\b|nope\b|don'?t\b|do not\b|wait\b|hold on\b|stop\b)", re.I)
+#: A user turn that turns the offer down, wherever it says so ("Perfect. No need to …").
+DECLINES = re.compile(r"\b(?:no need|not necessary|(?:don'?t|do not) need|no,? thanks?)\b", re.I)
 
 
 def plain(text: str) -> str:
@@ -183,3 +198,37 @@ def unconfirmed_writes(
         after = f"after the agent's {excerpt(said, 100)!r}" if said else "before the agent spoke"
         found.append(FailureSign("unconfirmed_write", call.turn, f"{call.name}, no yes {after}"))
     return found
+
+
+def _proposes(text: str) -> bool:
+    """Whether agent words ask the go-ahead for an action: a question that proposes one
+    (not a hand-off to a human), in words that claim no change done."""
+    if any(claims(text)):
+        return False
+    questions = [m.group(0) for m in QUESTION.finditer(text)]
+    return any(PROPOSES.search(q) and not HANDOFF.search(q) for q in questions)
+
+
+def consented_not_done(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
+    """The user's last words say yes to the agent's last proposal, and nothing was done after
+    it (``consented_not_done`` above)."""
+    messages = trace.messages
+    spoken = _agent_turns(messages, len(messages))
+    if not spoken or not _proposes(plain(_spoken(messages[spoken[-1]]))):
+        return []
+    proposal = spoken[-1]
+    answers = [
+        (t, plain(user_words(_spoken(m))))
+        for t, m in enumerate(messages)
+        if t > proposal and m.get("role") == "user" and user_words(_spoken(m))
+    ]
+    if not answers:
+        return []
+    turn, last = answers[-1]
+    if not AFFIRM.search(last) or REFUSE_ACTION.search(last) or DECLINES.search(last):
+        return []
+    if HANDOFF.search(last):  # "yes, transfer me": a hand-off changes nothing
+        return []
+    if any(c.turn > proposal and may_write(c.name) for c in calls):
+        return []
+    return [FailureSign("consented_not_done", turn, excerpt(last))]

@@ -14,7 +14,8 @@ reported apart (:func:`weak_cues`) and mark no run failed.
   past (a typo in an e-mail, then the right one) is ordinary work.
 - ``retry_loop``: the same call, name and arguments, three times, not all of them successful
   reads (reading a record again is no loop).
-- ``claimed_without_write``, ``transfer_without_trying``: :mod:`judge_service.forge.sign_writes`.
+- ``claimed_without_write``, ``transfer_without_trying``, ``consented_not_done``:
+  :mod:`judge_service.forge.sign_writes`.
 - ``contradicts_user``: :mod:`judge_service.forge.sign_contradicts`.
 - ``abandoned``: the conversation stops without an ending: its last word is not the agent's
   answer, nor the user's thanks or goodbye, nor a completed transfer to a human (a call
@@ -35,6 +36,7 @@ from judge_service.forge.sign_writes import (
 )
 from judge_service.forge.sign_writes import (
     claimed_without_write,
+    consented_not_done,
     may_write,
     plain,
     transfer_without_trying,
@@ -174,6 +176,7 @@ def failure_signs(
     signs.extend(_tool_signs(calls))
     signs.extend(claimed_without_write(trace, calls))
     signs.extend(transfer_without_trying(trace, calls))
+    signs.extend(consented_not_done(trace, calls))
     signs.extend(contradicts_user(trace, calls, writes))
     if trace.metadata.get("abandoned") is True or not ended_properly(trace, calls):
         signs.append(

@@ -171,6 +171,59 @@ def test_conditions_negations_questions_and_other_verbs_claim_nothing(text):
     assert signs(make(REQUEST, bot(text))) == []
 
 
+# consented_not_done
+
+
+PROPOSAL = bot("FX-20931 is refundable. Would you like me to proceed with the cancellation?")
+
+
+def test_a_yes_as_the_users_last_words_with_nothing_done_after_is_a_sign():
+    trace = make(REQUEST, PROPOSAL, user("Yes, please go ahead. Thank you!###STOP###"))
+    assert signs(trace) == ["consented_not_done"]
+    call = Calls()
+    done = make(
+        REQUEST,
+        PROPOSAL,
+        user("Yes, please go ahead."),
+        call("cancel_booking", CANCELLED, booking_ref="FX-20931"),
+        bot("Done: the booking is cancelled and refunded."),
+        user("Thanks!"),
+    )
+    assert signs(done) == []
+
+
+@pytest.mark.parametrize(
+    ("agent", "reply"),
+    [
+        # the user turns it down, at the start of the reply or within it
+        (PROPOSAL, "No, leave it as it is."),
+        (bot("Shall I also send you a receipt?"), "Perfect, thanks. No need for a receipt."),
+        # a hand-off proposed is no change of state
+        (bot("Would you like me to transfer you to a human agent?"), "Yes, please."),
+        (bot("Would you like me to do that?"), "Yes, transfer me to a human, please."),
+        # the agent reported the change done: what follows is no pending proposal
+        (bot("Your booking has been cancelled. Shall I proceed to close the case?"), "Yes."),
+        (bot("Your booking has been cancelled. You'll get a confirmation e-mail."), "Great!"),
+        # a question that proposes nothing
+        (bot("Is there anything else I can help you with?"), "Yes, that's all. Thanks."),
+    ],
+)
+def test_a_decline_a_hand_off_a_report_or_a_plain_question_is_no_sign(agent, reply):
+    assert "consented_not_done" not in signs(make(REQUEST, agent, user(reply)))
+
+
+def test_the_users_own_call_after_the_proposal_is_something_done():
+    call = Calls()
+    trace = make(
+        user("No signal."),
+        bot("Should I walk you through turning airplane mode off? Please confirm."),
+        user("Sure."),
+        call("toggle_airplane_mode", "Airplane mode: off", role="user"),
+        user("Yes, done. It works now."),
+    )
+    assert "consented_not_done" not in signs(trace)
+
+
 # transfer_without_trying
 
 
