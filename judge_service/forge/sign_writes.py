@@ -81,6 +81,13 @@ PROPOSES = re.compile(
     r"(?:may|can) i (?:go ahead|proceed))\b",
     re.IGNORECASE,
 )
+#: A sentence that asks for the go-ahead without a question mark ("Please confirm if you'd
+#: like to proceed.", "Let me know if you want me to go ahead.").
+CONFIRM_REQUEST = re.compile(
+    r"^\W*(?:please |kindly )?confirm\b|\bplease confirm\b|\blet me know if you(?:'d| would)? "
+    r"(?:like|want)",
+    re.IGNORECASE,
+)
 REFUSE_ACTION = re.compile(r"^\W*(?:no\b|nope\b|don'?t\b|do not\b|wait\b|hold on\b|stop\b)", re.I)
 #: A user turn that turns the offer down, wherever it says so ("Perfect. No need to …").
 DECLINES = re.compile(r"\b(?:no need|not necessary|(?:don'?t|do not) need|no,? thanks?)\b", re.I)
@@ -201,12 +208,13 @@ def unconfirmed_writes(
 
 
 def _proposes(text: str) -> bool:
-    """Whether agent words ask the go-ahead for an action: a question that proposes one
-    (not a hand-off to a human), in words that claim no change done."""
+    """Whether agent words ask the go-ahead for an action: a question that proposes one, or
+    a request to confirm it (not a hand-off to a human), in words that claim no change done."""
     if any(claims(text)):
         return False
-    questions = [m.group(0) for m in QUESTION.finditer(text)]
-    return any(PROPOSES.search(q) and not HANDOFF.search(q) for q in questions)
+    asks = [m.group(0) for m in QUESTION.finditer(text)]
+    asks += [m.group(0) for m in SENTENCE.finditer(text) if CONFIRM_REQUEST.search(m.group(0))]
+    return any(PROPOSES.search(q) and not HANDOFF.search(q) for q in asks)
 
 
 def consented_not_done(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:

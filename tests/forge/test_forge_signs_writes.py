@@ -180,6 +180,9 @@ PROPOSAL = bot("FX-20931 is refundable. Would you like me to proceed with the ca
 def test_a_yes_as_the_users_last_words_with_nothing_done_after_is_a_sign():
     trace = make(REQUEST, PROPOSAL, user("Yes, please go ahead. Thank you!###STOP###"))
     assert signs(trace) == ["consented_not_done"]
+    asked = bot("The refund will be $728.04. Please confirm if you'd like to proceed with this.")
+    yes = user("Sounds good, go ahead! Thanks.")
+    assert signs(make(REQUEST, asked, yes)) == ["consented_not_done"]
     call = Calls()
     done = make(
         REQUEST,
@@ -204,6 +207,8 @@ def test_a_yes_as_the_users_last_words_with_nothing_done_after_is_a_sign():
         # the agent reported the change done: what follows is no pending proposal
         (bot("Your booking has been cancelled. Shall I proceed to close the case?"), "Yes."),
         (bot("Your booking has been cancelled. You'll get a confirmation e-mail."), "Great!"),
+        # words that describe a confirmation ask for none
+        (bot("The e-mail will confirm whether any fees apply."), "Sounds good, thanks."),
         # a question that proposes nothing
         (bot("Is there anything else I can help you with?"), "Yes, that's all. Thanks."),
     ],
