@@ -55,8 +55,6 @@ HEDGE = re.compile(
     re.IGNORECASE,
 )
 SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-#: A sentence that ends in a question mark.
-QUESTION = re.compile(r"[^.!?\n]+\?")
 #: The agent saying the request cannot be done (a reason to hand off without trying).
 REFUSAL = re.compile(
     r"\b(?:cannot|can ?not|unable|not (?:possible|allowed|permitted|eligible|able|supported)|"
@@ -96,6 +94,11 @@ DECLINES = re.compile(r"\b(?:no need|not necessary|(?:don'?t|do not) need|no,? t
 def plain(text: str) -> str:
     """``text`` with typographic apostrophes as ASCII ones, for the patterns here."""
     return text.replace("\u2019", "'")
+
+
+def says_yes(turn: str) -> bool:
+    """Whether a user turn says yes to what the agent proposed (and does not open with a no)."""
+    return bool(AFFIRM.search(turn)) and not REFUSE_ACTION.search(turn)
 
 
 def may_write(name: str) -> bool:
@@ -186,7 +189,7 @@ def write_confirmed(trace: Trace, call: ToolCall) -> tuple[bool, int | None]:
         for m in messages[(proposal + 1 if proposal is not None else 0) : call.turn]
         if m.get("role") == "user" and user_words(_spoken(m))
     ]
-    yes = any(AFFIRM.search(a) and not REFUSE_ACTION.search(a) for a in answers)
+    yes = any(says_yes(a) for a in answers)
     return yes, proposal
 
 
@@ -212,9 +215,9 @@ def _proposes(text: str) -> bool:
     a request to confirm it (not a hand-off to a human), in words that claim no change done."""
     if any(claims(text)):
         return False
-    asks = [m.group(0) for m in QUESTION.finditer(text)]
-    asks += [m.group(0) for m in SENTENCE.finditer(text) if CONFIRM_REQUEST.search(m.group(0))]
-    return any(PROPOSES.search(q) and not HANDOFF.search(q) for q in asks)
+    sentences = [m.group(0) for m in SENTENCE.finditer(text)]
+    asks = [s for s in sentences if s.endswith("?") or CONFIRM_REQUEST.search(s)]
+    return any(PROPOSES.search(s) and not HANDOFF.search(s) for s in asks)
 
 
 def consented_not_done(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
@@ -233,7 +236,7 @@ def consented_not_done(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureS
     if not answers:
         return []
     turn, last = answers[-1]
-    if not AFFIRM.search(last) or REFUSE_ACTION.search(last) or DECLINES.search(last):
+    if not says_yes(last) or DECLINES.search(last):
         return []
     if HANDOFF.search(last):  # "yes, transfer me": a hand-off changes nothing
         return []
