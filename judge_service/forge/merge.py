@@ -4,7 +4,11 @@ Two goals are one when their user turns mean the same (embedding similarity at o
 embedder's threshold) and they name no conflicting entities. The write tools a goal called
 count as entities of their own kind: a goal that returned items and one that exchanged them
 are two goals however alike their words, while a run that also made a stray write, or made
-none, still joins its goal. So do the entities its writes touched (``state:order_id=A1``):
+none, still joins its goal. Where the two changed the same record, though, the tools called
+on it say what each agent did, not what its user asked for: one of them did the wrong thing
+to the right record (cancelled the order it was asked to change), and it stays with its goal
+for its words to decide (on the real retail runs, 4 goals of 114 had a run split off so). So
+do the entities its writes touched (``state:order_id=A1``):
 the same change to another record is another goal. Entities conflict when both
 goals name entities of one kind and none in common: ``#W1`` against ``#W2``, one e-mail
 against another. An entity's kind is its shape: its letters and symbols as they are, each run
@@ -71,9 +75,18 @@ def _kinds(entities: Sequence[str]) -> dict[str, set[str]]:
     return kinds
 
 
-def conflict(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
-    """Whether two goals' entities (by kind) rule out their being one goal."""
-    return any(a[kind].isdisjoint(b[kind]) for kind in a.keys() & b.keys())
+#: The kind of the write tools a goal called (``write:<tool>``).
+WRITE_KIND = "write:"
+
+
+def conflict(a: dict[str, set[str]], b: dict[str, set[str]], *, same_record: bool = False) -> bool:
+    """Whether two goals' entities (by kind) rule out their being one goal. Goals whose writes
+    changed the same record (``same_record``) may have called other write tools on it."""
+    return any(
+        a[kind].isdisjoint(b[kind])
+        for kind in a.keys() & b.keys()
+        if not (same_record and kind == WRITE_KIND)
+    )
 
 
 def merge_goals(
@@ -86,7 +99,8 @@ def merge_goals(
     well-identified runs have formed their tasks. Two goals whose writes touched the same
     record (a shared ``state:`` handle) need :data:`SHARED_RECORD_BONUS` less similarity:
     people phrase one goal more differently than a template does, and the record is the
-    stronger evidence."""
+    stronger evidence; the write tools they called on it do not keep them apart (module
+    docstring)."""
     kinds = [_kinds(e) for e in entities]
     records = [{e for e in ents if e.startswith("state:")} for ents in entities]
     named = [[e for e in ents if not e.startswith(START)] for ents in entities]
@@ -102,7 +116,10 @@ def merge_goals(
             )
             if score < threshold or (best is not None and score <= best_score):
                 continue  # on a tie the earlier task keeps it
-            if any(conflict(kinds[index], kinds[m]) for m in members):
+            if any(
+                conflict(kinds[index], kinds[m], same_record=bool(records[index] & records[m]))
+                for m in members
+            ):
                 continue
             best, best_score = group_index, score
         if best is None:

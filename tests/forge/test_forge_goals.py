@@ -274,6 +274,17 @@ def test_goals_that_wrote_the_same_record_merge_at_lower_similarity():
     assert merge_goals(similarity, entities, 0.7) == [[0, 1], [2]]
 
 
+def test_another_write_on_the_same_record_is_what_the_agent_did_not_another_goal():
+    similarity = np.ones((4, 4))
+    entities = [
+        ["a@x.io", "write:modify", "state:order=1"],
+        ["a@x.io", "write:cancel", "state:order=1"],  # the wrong change to the right order
+        ["a@x.io", "write:cancel", "state:order=2"],  # another change to another order
+        ["b@x.io", "write:modify", "state:order=1"],  # the same record, another person
+    ]
+    assert merge_goals(similarity, entities, 0.5) == [[0, 1], [2], [3]]
+
+
 def test_parts_that_always_come_together_fold_and_a_part_seen_alone_does_not():
     groups = [[0, 2, 4], [1, 3], [5]]
     trace_of = ["r1", "r1", "r2", "r2", "r3", "r3"]
