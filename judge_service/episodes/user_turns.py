@@ -16,6 +16,7 @@ them) and :mod:`judge_service.episodes.user` (which says them), so neither impor
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -93,28 +94,38 @@ def _words(text: str) -> set[str]:
     return set(WORD.findall(text.lower()))
 
 
+@functools.lru_cache(maxsize=1024)
+def _corpus(
+    documents: tuple[str, ...],
+) -> tuple[list[set[str]], list[float], dict[str, float], float]:
+    """The documents' words and norms, each word's IDF, and the IDF of a word none of them
+    holds: the same at every step of a task's episodes (the traced turns), so read once per
+    process. Its callers never change what it returns."""
+    docs = [_words(d) for d in documents]
+    frequency = Counter(w for d in docs for w in d)
+    size = len(docs)
+    idf = {w: math.log((1 + size) / (1 + count)) + 1.0 for w, count in frequency.items()}
+    norms = [math.sqrt(sum(idf[w] ** 2 for w in doc)) for doc in docs]
+    return docs, norms, idf, math.log(1 + size) + 1.0
+
+
 def similarities(documents: Sequence[str], query: str) -> list[float]:
     """TF-IDF cosine of each document with ``query``, over words (0.0: no word shared).
 
     Hand-written rather than scikit-learn's ``TfidfVectorizer``: it runs inside an episode
     step over a dozen short turns (microseconds), and importing scikit-learn costs a process
     about a second of CPU that the service otherwise never pays on this path."""
-    docs = [_words(d) for d in documents]
-    frequency = Counter(w for d in docs for w in d)
-    size = len(docs)
+    docs, norms, known, unseen = _corpus(tuple(documents))
 
     def idf(word: str) -> float:
-        return math.log((1 + size) / (1 + frequency.get(word, 0))) + 1.0
+        return known.get(word, unseen)
 
     words = _words(query)
     query_norm = math.sqrt(sum(idf(w) ** 2 for w in words)) or 1.0
     scores = []
-    for doc in docs:
+    for doc, norm in zip(docs, norms, strict=True):
         shared = sum(idf(w) ** 2 for w in words & doc)
-        if not shared:  # most turns share no word: their norm is not needed
-            scores.append(0.0)
-            continue
-        scores.append(shared / (query_norm * math.sqrt(sum(idf(w) ** 2 for w in doc))))
+        scores.append(shared / (query_norm * norm) if shared else 0.0)
     return scores
 
 
