@@ -17,6 +17,7 @@ are dropped from states, so that two runs reaching the same state at other times
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Collection
@@ -39,7 +40,10 @@ VOLATILE = re.compile(
 State = dict[str, Any]
 
 
+@functools.lru_cache(maxsize=4096)
 def is_id_name(name: str) -> bool:
+    """Whether a field named ``name`` holds ids. Cached: an episode step asks it of every
+    field of the objects it looks ids up in, and a domain has a few dozen field names."""
     return bool(ID_NAME.search(name)) and not NOT_ID.search(name.lower())
 
 
