@@ -31,108 +31,33 @@ only (questions, proposals, agreement); none names a tool, a field or an id of a
 from __future__ import annotations
 
 import functools
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
+from judge_service.episodes.agent_acts import (
+    READ_CHARS,
+    act_of,
+    asks_too,
+    beside_yes,
+    consents,
+    is_decision,
+    spoken,
+)
 from judge_service.episodes.user_facts import fact_labels, requested_words
 from judge_service.episodes.user_turns import similarities
-
-Act = Literal["proposes", "asks", "works", "reports"]
-
-#: A question that asks the other party for a decision on an action ("would you like to ..."
-#: without "me" asks for a choice, not a decision).
-PROPOSAL_QUESTION = re.compile(
-    r"\b(?:confirm(?!\s+(?:your|the|that\s+your|which|whether))|proceed|go\s+ahead|shall\s+i"
-    r"|should\s+i|would\s+you\s+like\s+me\s+to|do\s+you\s+want\s+me\s+to"
-    r"|is\s+(?:that|this)\s+(?:ok|okay|correct|right|fine|alright)|are\s+you\s+sure)\b",
-    re.IGNORECASE,
-)
-#: An explicit call for a yes, with or without a question mark.
-CALLS_FOR_YES = re.compile(
-    r"yes\s*/\s*no|\(\s*yes\s*\)|\breply\s+(?:with\s+)?[\"'“]?yes|\bsay\s+[\"'“]?yes"
-    r"|\bconfirm\s+(?:with\s+)?[\"'“]?yes",
-    re.IGNORECASE,
-)
-#: Where a sentence ends (split after it, so each piece keeps its mark).
-SENTENCE_END = re.compile(r"(?<=[.?!\n])")
-#: How much of a message's end is read: where its questions are; and a bound on the work a
-#: step does for an agent that sends megabytes.
-READ_CHARS = 4000
-#: A request for something, where no question mark says so.
-REQUESTS = re.compile(
-    r"\b(?:please\s+(?:provide|share|tell|give|send|let\s+me\s+know|specify|choose|select)"
-    r"|could\s+you|can\s+you|would\s+you|may\s+i\s+have|let\s+me\s+know|i\s+need\s+(?:your|the))\b",
-    re.IGNORECASE,
-)
-#: The agent says it is doing something now: the user waits for it, it does not leave.
-WORKS = re.compile(
-    r"\b(?:let\s+me|i'?ll|i\s+will|i\s+am\s+going\s+to|i'?m\s+going\s+to|one\s+moment"
-    r"|just\s+a\s+moment|a\s+moment|please\s+(?:wait|hold)|bear\s+with\s+me|checking|looking\s+(?:up|into))\b",
-    re.IGNORECASE,
-)
-#: A user turn that agrees to an action: it opens with agreement ("sure" or "ok" only with a
-#: word that agrees to act: "Sure, here are my details" agrees to nothing).
-CONSENT = re.compile(
-    r"^\W*(?:yes|yeah|yep|yup|i\s+confirm|confirm(?:ed)?|correct|that'?s\s+(?:right|correct)"
-    r"|go\s+ahead|please\s+(?:go\s+ahead|proceed)|proceed"
-    r"|(?:sure|ok|okay|alright|all\s+right)\W+(?:please\s+)?(?:go\s+ahead|proceed|do\s+it|confirm))\b",
-    re.IGNORECASE,
-)
-#: A user turn that refuses: it opens with a no.
-REFUSAL = re.compile(r"^\W*(?:no|nope)\b", re.IGNORECASE)
-
-
-def _questions(text: str) -> list[str]:
-    """The sentences of ``text`` that end with a question mark."""
-    return [p for p in SENTENCE_END.split(text) if p.rstrip().endswith("?")]
-
-
-def act_of(text: str) -> Act:
-    """What the agent's message does (module docstring): proposes, asks, works or reports.
-    It proposes when one of its questions asks for a decision, or it calls for a yes."""
-    text = text[-READ_CHARS:]
-    questions = _questions(text)
-    if CALLS_FOR_YES.search(text) or any(PROPOSAL_QUESTION.search(q) for q in questions):
-        return "proposes"
-    if questions or REQUESTS.search(text):
-        return "asks"
-    if WORKS.search(text):
-        return "works"
-    return "reports"
-
-
-def asks_too(text: str) -> bool:
-    """Whether a proposing message also asks for something: a question that is no proposal,
-    or a request ("please provide your zip code")."""
-    text = text[-READ_CHARS:]
-    return bool(REQUESTS.search(text)) or any(
-        not PROPOSAL_QUESTION.search(q) for q in _questions(text)
-    )
-
-
-def is_decision(turn: str) -> bool:
-    """Whether a user turn is a decision on a proposal (it opens with a yes or a no)."""
-    return bool(CONSENT.search(turn) or REFUSAL.search(turn))
-
-
-def consents(turn: str) -> bool:
-    """Whether a user turn agrees to an action (it opens with a yes)."""
-    return bool(CONSENT.search(turn))
 
 
 def unused(turns: Sequence[str], given: Sequence[str]) -> list[bool]:
     """For each traced turn, whether the episode has not said it yet (said turns are matched
-    by their text, each saying used once, earliest turn first)."""
+    by their text, or by what a yes said beside it, each saying used once, earliest turn
+    first)."""
     left = Counter(given)
     flags = []
     for turn in turns:
-        if left[turn] > 0:
-            left[turn] -= 1
-            flags.append(False)
-        else:
-            flags.append(True)
+        said = next((t for t in (turn, beside_yes(turn)) if t and left[t] > 0), None)
+        if said is not None:
+            left[said] -= 1
+        flags.append(said is None)
     return flags
 
 
@@ -174,6 +99,7 @@ def answer(
     """The traced turn that answers ``asked`` (the agent's last text), and whether it ends the
     conversation. ``turns[0]`` is the opening (said already); ``ends``: the last turn ended
     the traced conversation; ``given``: the user's turns said so far (module docstring)."""
+    asked = spoken(asked)
     if len(turns) < 2:  # the opening was all the traced user said
         act = act_of(asked)
         if act == "reports" and ends:
@@ -215,9 +141,15 @@ def answer(
             # has left relates to it more, so it ends as the traced user did
             best = max((_weight(i, scores, fresh) for i in facts), default=0.0)
             related = any(fresh[i] and scores[i] > 0.0 for i in facts)
-            if scores[closing] > 0.0 and scores[closing] >= best and not related:
+            # (never a closing yes said as silence: the user does not leave while asked)
+            silent = consents(turns[closing])
+            if scores[closing] > 0.0 and scores[closing] >= best and not related and not silent:
                 return _closing(turns[closing])
-        return _say(turns, _best(facts, scores, fresh))
+        asides = {i: rest for i in decisions if (rest := beside_yes(turns[i]))}
+        chosen = _best([*facts, *asides], scores, fresh)
+        if chosen in asides:
+            return asides[chosen], False
+        return _say(turns, chosen)
     if fresh_requests:
         return turns[fresh_requests[0]], False
     fresh_facts = [i for i in facts if fresh[i]]

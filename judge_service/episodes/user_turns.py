@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from judge_service.episodes.agent_acts import spoken
 from judge_service.traces.calls import tool_calls
 from judge_service.traces.conversation import Trace, content_text
 from judge_service.traces.goals import STOP_TOKEN, opens_new_goal, user_words
@@ -62,7 +63,7 @@ def run_turns(
     for index in indexes:
         message = trace.messages[index]
         if message.get("role") == "assistant":
-            asked = content_text(message.get("content")).strip() or asked
+            asked = spoken(content_text(message.get("content"))).strip() or asked
         elif message.get("role") == "user":
             raw = content_text(message.get("content"))
             said = user_words(raw)
@@ -80,7 +81,7 @@ def run_turns(
         elif indexes and last > indexes[-1] and not opens_new_goal(trace.messages, last):
             said = user_words(content_text(trace.messages[last].get("content")))
             before = [
-                content_text(m.get("content")).strip()
+                spoken(content_text(m.get("content"))).strip()
                 for m in trace.messages[indexes[-1] + 1 : last]
                 if m.get("role") == "assistant"
             ]

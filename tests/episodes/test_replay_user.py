@@ -18,12 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from judge_service.episodes.user_answers import (
-    act_of,
-    answer,
-    consents,
-    is_decision,
-)
+from judge_service.episodes.agent_acts import act_of, consents, is_decision, spoken
+from judge_service.episodes.user_answers import answer
 from judge_service.episodes.user_facts import fact_labels
 from judge_service.episodes.user_turns import run_turns
 from judge_service.traces.conversation import Trace, parse_traces
@@ -142,6 +138,57 @@ def test_the_user_asked_for_more_than_the_trace_gave_repeats_what_fits() -> None
     assert closing == (declining[1], True)  # a no agrees to nothing: said as traced
 
 
+def test_an_agent_that_answers_in_json_is_read_for_what_it_says() -> None:
+    """Its escaped line breaks no longer hide the request at its end: the user answers it
+    and stays, where read raw it went on with its closing turn."""
+    message = json.dumps(
+        {
+            "summary": "Your booking FX-20931 sails at 12:10.",
+            "next_step": "Noted.\n\nLet me know which e-mail address is on the account.",
+        }
+    )  # its line breaks escaped inside the strings, as JSON writes them
+    assert act_of(message) == "reports" and act_of(spoken(message)) == "asks"
+    given = [*TURNS[:2]]
+    assert say(given, message) == (TURNS[2], False)
+    assert spoken("{not json") == "{not json" and spoken('["a", 2, {"b": "c"}]') == "a\n2\nc"
+
+
+def test_requests_and_proposals_without_a_question_mark() -> None:
+    """ "Please confirm which ..." asks (it does not end the conversation); "please confirm
+    if you'd like me to proceed" proposes; "let me know if there's anything else you'd like
+    me to check" proposes nothing."""
+    assert act_of("Options: A, B. Please confirm which one you would like.") == "asks"
+    assert act_of("Done. Please confirm if you'd like me to proceed with these updates.") == (
+        "proposes"
+    )
+    assert act_of("Let me know if there is anything else you'd like me to check.") == "asks"
+    given = [*TURNS[:5]]
+    reply, ends = say(given, "Two sailings left: 17:40 and 19:10. Please confirm which one.")
+    assert not ends and not consents(reply)
+
+
+def test_a_yes_beside_a_choice_answers_a_question_without_agreeing() -> None:
+    """A traced "Yes, please move FX-20931 to the 17:40 sailing" holds the choice: asked
+    which sailing, the user says the choice without the yes (no consent to what nobody
+    proposed), and to a proposal the whole decision. The closing turn that opens with a yes
+    never ends the conversation in silence while the agent asks."""
+    turns = [
+        "Hi, I want to change my booking FX-20931.",
+        "Yes, please move FX-20931 to the 17:40 sailing.",
+        "Yes, thanks, that is everything.",
+    ]
+    exchanges = exchanges_of(["", "Shall I look at the sailings?", "Done. Anything else?"], turns)
+    given = turns[:1]
+    reply, ends = answer(turns, exchanges, given, "Which sailing would you like?", ends=True)
+    assert (reply, ends) == ("please move FX-20931 to the 17:40 sailing.", False)
+    given.append(reply)
+    assert not consents(reply)
+    proposal = "I will move FX-20931 to the 17:40 sailing. Shall I go ahead?"
+    assert answer(turns, exchanges, given, proposal, ends=True) == (turns[1], False)
+    reply, ends = answer(turns, exchanges, given, "Which one? Anything else?", ends=True)
+    assert not ends and reply
+
+
 #: What a reply must carry: the facts of the other run's own user's answer (words with a
 #: digit, e-mail addresses), with no trailing punctuation.
 FACT = re.compile(r"[\w+-]*\d[\w+-]*(?:\.\d+)?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -195,4 +242,4 @@ def test_real_users_answer_another_agents_shuffled_questions(measured) -> None:
     a message that asked for none."""
     assert measured["with_facts"] >= 300 and measured["plain"] >= 50
     assert measured["unprompted"] == 0, measured
-    assert measured["carried"] >= 0.72, measured
+    assert measured["carried"] >= 0.74, measured

@@ -1,0 +1,147 @@
+"""An agent's message: the words it says, however wrapped, and what it does with them.
+
+Some agents answer in JSON (``{"summary": "...", "next_step": "Please reply with ..."}``):
+read raw, its sentences run together through escaped line breaks, so "Let me know which
+option you prefer" is not seen as asking anything and the user leaves while the agent asks.
+Such a message is read for its string values, in order, one per line (:func:`spoken`). Keys
+are left out: they name the agent's layout, not what it says to the user.
+
+What the message does (:func:`act_of`: proposes, asks, works or reports) and whether a user
+turn decides on a proposal (:func:`is_decision`) are read from English phrasing only; none
+names a tool, a field or an id of any domain. The replayed user chooses its answer by them
+(:mod:`judge_service.episodes.user_answers`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, Literal
+
+Act = Literal["proposes", "asks", "works", "reports"]
+
+#: A question that asks the other party for a decision on an action ("would you like to ..."
+#: without "me" asks for a choice, not a decision).
+PROPOSAL_QUESTION = re.compile(
+    r"\b(?:confirm(?!\s+(?:your|the|that\s+your|which|whether))|proceed|go\s+ahead|shall\s+i"
+    r"|should\s+i|would\s+you\s+like\s+me\s+to|do\s+you\s+want\s+me\s+to"
+    r"|is\s+(?:that|this)\s+(?:ok|okay|correct|right|fine|alright)|are\s+you\s+sure)\b",
+    re.IGNORECASE,
+)
+#: An explicit call for a yes, with or without a question mark ("please confirm if you'd
+#: like me to proceed").
+CALLS_FOR_YES = re.compile(
+    r"yes\s*/\s*no|\(\s*yes\s*\)|\breply\s+(?:with\s+)?[\"'“]?yes|\bsay\s+[\"'“]?yes"
+    r"|\bconfirm\s+(?:with\s+)?[\"'“]?yes"
+    r"|\b(?:confirm|let\s+me\s+know)\s+(?:if|whether)\b[^.?!\n]*"
+    r"\b(?:proceed|go\s+ahead)\b",
+    re.IGNORECASE,
+)
+#: Where a sentence ends (split after it, so each piece keeps its mark).
+SENTENCE_END = re.compile(r"(?<=[.?!\n])")
+#: How much of a message's end is read: where its questions are; and a bound on the work a
+#: step does for an agent that sends megabytes.
+READ_CHARS = 4000
+#: A request for something, where no question mark says so.
+REQUESTS = re.compile(
+    r"\b(?:please\s+(?:provide|share|tell|give|send|let\s+me\s+know|specify|choose|select"
+    r"|confirm|reply|respond|verify|indicate|clarify|double[\s-]check)"
+    r"|could\s+you|can\s+you|would\s+you|may\s+i\s+have|let\s+me\s+know|i\s+need\s+(?:your|the))\b",
+    re.IGNORECASE,
+)
+#: The agent says it is doing something now: the user waits for it, it does not leave.
+WORKS = re.compile(
+    r"\b(?:let\s+me|i'?ll|i\s+will|i\s+am\s+going\s+to|i'?m\s+going\s+to|one\s+moment"
+    r"|just\s+a\s+moment|a\s+moment|please\s+(?:wait|hold)|bear\s+with\s+me|checking|looking\s+(?:up|into))\b",
+    re.IGNORECASE,
+)
+#: A user turn that agrees to an action: it opens with agreement ("sure" or "ok" only with a
+#: word that agrees to act: "Sure, here are my details" agrees to nothing).
+CONSENT = re.compile(
+    r"^\W*(?:yes|yeah|yep|yup|i\s+confirm|confirm(?:ed)?|correct|that'?s\s+(?:right|correct)"
+    r"|go\s+ahead|please\s+(?:go\s+ahead|proceed)|proceed"
+    r"|(?:sure|ok|okay|alright|all\s+right)\W+(?:please\s+)?(?:go\s+ahead|proceed|do\s+it|confirm))\b",
+    re.IGNORECASE,
+)
+#: A user turn that refuses: it opens with a no.
+REFUSAL = re.compile(r"^\W*(?:no|nope)\b", re.IGNORECASE)
+
+
+def _questions(text: str) -> list[str]:
+    """The sentences of ``text`` that end with a question mark."""
+    return [p for p in SENTENCE_END.split(text) if p.rstrip().endswith("?")]
+
+
+def act_of(text: str) -> Act:
+    """What the agent's message does (module docstring): proposes, asks, works or reports.
+    It proposes when one of its questions asks for a decision, or it calls for a yes."""
+    text = text[-READ_CHARS:]
+    questions = _questions(text)
+    if CALLS_FOR_YES.search(text) or any(PROPOSAL_QUESTION.search(q) for q in questions):
+        return "proposes"
+    if questions or REQUESTS.search(text):
+        return "asks"
+    if WORKS.search(text):
+        return "works"
+    return "reports"
+
+
+def asks_too(text: str) -> bool:
+    """Whether a proposing message also asks for something: a question that is no proposal,
+    or a request ("please provide your zip code")."""
+    text = text[-READ_CHARS:]
+    return bool(REQUESTS.search(text)) or any(
+        not PROPOSAL_QUESTION.search(q) for q in _questions(text)
+    )
+
+
+def is_decision(turn: str) -> bool:
+    """Whether a user turn is a decision on a proposal (it opens with a yes or a no)."""
+    return bool(CONSENT.search(turn) or REFUSAL.search(turn))
+
+
+def consents(turn: str) -> bool:
+    """Whether a user turn agrees to an action (it opens with a yes)."""
+    return bool(CONSENT.search(turn))
+
+
+@functools.lru_cache(maxsize=4096)
+def beside_yes(turn: str) -> str:
+    """What a traced yes said beside the yes when that is no agreement of its own ("Yes,
+    the order is #W52, the one with the lamp"), else ""."""
+    opening = CONSENT.match(turn)
+    if opening is None:
+        return ""
+    rest = turn[opening.end() :].lstrip(" ,.;:!\u2014\u2013\u2026-\n")
+    return "" if not rest or is_decision(rest) or PROPOSAL_QUESTION.search(rest) else rest
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The string and number leaves of a JSON value, in document order."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield str(value)
+
+
+def spoken(text: str) -> str:
+    """The words of an agent's message: a JSON object or list read for its values (module
+    docstring), any other text unchanged."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[":
+        return text
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return text
+    if not isinstance(value, dict | list):
+        return text
+    return "\n".join(s.strip() for s in _strings(value) if s.strip())
