@@ -132,16 +132,20 @@ def _strings(value: Any) -> Iterator[str]:
         yield str(value)
 
 
+#: A longer message is read as it is: parsing it would be work a step does for an agent that
+#: sends megabytes.
+MAX_JSON_CHARS = 65_536
+
+
 def spoken(text: str) -> str:
     """The words of an agent's message: a JSON object or list read for its values (module
     docstring), any other text unchanged."""
     stripped = text.strip()
-    if not stripped or stripped[0] not in "{[":
+    if not stripped or stripped[0] not in "{[" or len(stripped) > MAX_JSON_CHARS:
         return text
     try:
         value = json.loads(stripped)
-    except ValueError:
+        words = [s.strip() for s in _strings(value)] if isinstance(value, dict | list) else None
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python recurses
         return text
-    if not isinstance(value, dict | list):
-        return text
-    return "\n".join(s.strip() for s in _strings(value) if s.strip())
+    return text if words is None else "\n".join(w for w in words if w)

@@ -151,6 +151,8 @@ def test_an_agent_that_answers_in_json_is_read_for_what_it_says() -> None:
     given = [*TURNS[:2]]
     assert say(given, message) == (TURNS[2], False)
     assert spoken("{not json") == "{not json" and spoken('["a", 2, {"b": "c"}]') == "a\n2\nc"
+    deep = "[" * 100_000 + "]" * 100_000  # an agent's text, not the request's structure
+    assert spoken(deep) == deep and spoken("[" * 5_000 + "]" * 5_000).startswith("[[")
 
 
 def test_requests_and_proposals_without_a_question_mark() -> None:
