@@ -143,9 +143,8 @@ def spoken(text: str) -> str:
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[" or len(stripped) > MAX_JSON_CHARS:
         return text
-    try:
-        value = json.loads(stripped)
-        words = [s.strip() for s in _strings(value)] if isinstance(value, dict | list) else None
+    try:  # a text that opens with "{" or "[" parses to an object or a list, or not at all
+        words = [s.strip() for s in _strings(json.loads(stripped))]
     except (ValueError, RecursionError):  # not JSON, or nested past what Python recurses
         return text
-    return text if words is None else "\n".join(w for w in words if w)
+    return "\n".join(w for w in words if w)
