@@ -148,4 +148,5 @@ def finish(world: World, script: Script, episode: Episode) -> Verdict:
         episode.touched,
         script.reference,
         calls=episode.answers,
+        also=script.also,
     ).model_copy(update={"provisional": script.provisional})

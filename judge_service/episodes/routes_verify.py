@@ -14,6 +14,7 @@ from judge_service.core.api.deps import AnyKey, ScopeDep, SessionDep
 from judge_service.core.api.error_docs import errors
 from judge_service.episodes import store_inputs as inputs
 from judge_service.episodes import wire as ew
+from judge_service.episodes.script import even_candidates
 from judge_service.world.verify import verify
 
 router = APIRouter(prefix="/v1", tags=["episodes"], route_class=ParsedBodyRoute)
@@ -38,6 +39,7 @@ def verify_trajectory(
     world = inputs.loaded_world(inputs.caches(state), state.settings.database_url, world_id)
     task = inputs.trace_task(session, row, world, body.task_id)
     start = world.task_state(inputs.start_traces(task))
-    verdict, calls = verify(world, start, body.messages, task.end_state)
+    also = even_candidates(inputs.task_fields(task))
+    verdict, calls = verify(world, start, body.messages, task.end_state, also)
     verdict.provisional = task.end_state_source == "proposed"
     return ew.VerifyAnswer(verdict=verdict.model_dump(mode="json"), calls=calls)

@@ -35,6 +35,9 @@ class Script(BaseModel):
     reference: dict[str, Any] | None = None
     #: The reference is the forge's proposal (rewards made with it are provisional).
     provisional: bool = False
+    #: Beside a proposed reference, the end states that count as reached too
+    #: (:func:`even_candidates`), ``{"end_state", "traces"}``.
+    also: list[dict[str, Any]] = Field(default_factory=list)
     #: The run whose user is replayed, and whether its last turn ends the conversation.
     user_trace: str | None = None
     user_ends: bool = True
@@ -71,6 +74,32 @@ def _runs(task: Mapping[str, Any], traces: Mapping[str, Trace]) -> tuple[list[st
             if isinstance(candidate, Mapping) and canonical(candidate.get("end_state")) == want:
                 agreeing.update(str(t) for t in candidate.get("traces") or [])
     return listed, [t for t in available if t in agreeing] or available
+
+
+def even_candidates(task: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Beside a proposed reference, the candidates whose evidence weighs as much as the
+    reference's: the forge marked none of their runs failed (even evidence,
+    :mod:`judge_service.forge.disagreement`), so a trajectory that reaches one is not failed
+    either (:mod:`judge_service.world.verify`). Only end states that traced runs reached and
+    that change something: "nothing changed" is the cheapest policy there is."""
+    reference = task.get("end_state")
+    if task.get("end_state_source") != "proposed" or reference is None:
+        return []
+    want = canonical(reference)
+    listed = [c for c in task.get("end_states") or [] if isinstance(c, Mapping)]
+    top = next((c.get("score") for c in listed if canonical(c.get("end_state")) == want), None)
+    if type(top) not in (int, float):
+        return []
+    return [
+        {"end_state": c["end_state"], "traces": [str(t) for t in c.get("traces") or []]}
+        for c in listed
+        if c.get("traces")
+        and isinstance(c.get("end_state"), Mapping)
+        and c["end_state"]
+        and canonical(c["end_state"]) != want
+        and type(c.get("score")) in (int, float)
+        and c["score"] >= top
+    ]
 
 
 def _spans(task: Mapping[str, Any], trace: Trace, first: bool) -> list[list[int]]:
@@ -123,6 +152,7 @@ def script_for(task: Mapping[str, Any], traces: Mapping[str, Trace], seed: int) 
         start_traces=listed,
         reference=task.get("end_state"),
         provisional=task.get("end_state_source") == "proposed",
+        also=even_candidates(task),
     )
     chosen = traces[pool[seed % len(pool)]] if pool else None
     if chosen is not None:

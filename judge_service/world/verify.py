@@ -18,6 +18,12 @@ so runs that reach the same state through other calls or another order agree.
   write changes beside the one it is about (a refund reaching the customer's balance) are
   left out, as the forge leaves them out of the reference.
 
+Beside a proposed reference, a task may name *even* candidates (``also``): end states that
+traced runs reached whose evidence weighed as much as the reference's, so the forge marked
+none of those runs failed. A trajectory that misses the reference but reaches one of them
+is reached too, and its verdict names the runs it matched (``matched``): the forge could not
+tell which was right, and a verdict that failed either would fail a run the forge did not.
+
 A recorded trajectory (:func:`verify`) is replayed by :mod:`judge_service.world.trajectory`:
 the entities only its answers show join its start, and where the world and the recording
 disagree about a write, the recording says what the backend did. A write answered by
@@ -55,6 +61,9 @@ class Verdict(BaseModel):
     #: The reference was proposed by the forge, not agreed by runs nor chosen by a reviewer:
     #: the reward holds until a reviewer confirms or changes it.
     provisional: bool = False
+    #: The runs whose end state (an even candidate, not the reference) it reached; empty when
+    #: it reached the reference or did not reach any.
+    matched: list[str] = Field(default_factory=list)
 
 
 def end_state_verdict(
@@ -64,11 +73,32 @@ def end_state_verdict(
     touched: Collection[str],
     reference: Mapping[str, Any] | None,
     calls: Sequence[Mapping[str, Any]] = (),
+    also: Sequence[Mapping[str, Any]] = (),
 ) -> Verdict:
     """The verdict on ``final`` (see the module docstring). ``touched``: the keys the
     trajectory's successful writes changed; ``calls``: its :func:`call_record` s (for key
     aliases, blind writes, what each write was about, and the writes answered by
-    ``model_needed``; without them every touched key counts as one a write was about)."""
+    ``model_needed``; without them every touched key counts as one a write was about);
+    ``also``: the even candidates, ``{"end_state", "traces"}``."""
+    verdict = _against(world, start, final, touched, reference, calls)
+    if verdict.reward != 0.0:
+        return verdict
+    for candidate in also:
+        other = _against(world, start, final, touched, candidate.get("end_state"), calls)
+        if other.reward == 1.0:
+            return other.model_copy(update={"matched": list(candidate.get("traces") or [])})
+    return verdict
+
+
+def _against(
+    world: World,
+    start: State,
+    final: State,
+    touched: Collection[str],
+    reference: Mapping[str, Any] | None,
+    calls: Sequence[Mapping[str, Any]],
+) -> Verdict:
+    """The verdict on ``final`` against one reference end state."""
     touched = list(dict.fromkeys(touched))
     calls = [{**c, "write": c.get("write", is_write(world, str(c.get("tool"))))} for c in calls]
     pending = [c for c in calls if c["write"] and c.get("path") == "model_needed"]
@@ -111,13 +141,17 @@ def _fails_anyway(
 
 
 def verify(
-    world: World, start: State, messages: Sequence[Mapping[str, Any]], reference: Any
+    world: World,
+    start: State,
+    messages: Sequence[Mapping[str, Any]],
+    reference: Any,
+    also: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[Verdict, list[dict[str, Any]]]:
     """Replay a recorded trajectory's tool calls (OpenAI format) from ``start`` (with the
     entities only its answers show, :func:`seeded`) and judge its end state against
-    ``reference``; per call ``{"tool", "path", "error"}``."""
+    ``reference`` (or an even candidate in ``also``); per call ``{"tool", "path", "error"}``."""
     start = seeded(world, start, messages)
     final, records = replay(world, start, messages)
     touched = [k for r in records for k in r["changed"]]
-    verdict = end_state_verdict(world, start, final, touched, reference, records)
+    verdict = end_state_verdict(world, start, final, touched, reference, records, also)
     return verdict, [{k: r[k] for k in ("tool", "path", "error")} for r in records]

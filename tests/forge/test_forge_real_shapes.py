@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from judge_service.episodes.script import script_for
+from judge_service.episodes.script import even_candidates, script_for
 from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.end_states import RunEvidence, consensus, goal_outcome
 from judge_service.forge.start_state import _digest, read_effects, start_handles
@@ -108,6 +108,26 @@ def test_a_script_from_a_proposed_reference_makes_provisional_verdicts():
     assert script_for(task, {}, seed=0).provisional is True
     agreed = {**task, "end_state_source": "consensus"}
     assert script_for(agreed, {}, seed=0).provisional is False
+
+
+def test_beside_a_proposed_reference_only_even_changes_that_runs_reached_count_too():
+    ref, even, less = {"o=1": {"s": "a"}}, {"o=1": {"s": "b"}}, {"o=1": {"s": "c"}}
+    task = {
+        "id": "t",
+        "end_state": ref,
+        "end_state_source": "proposed",
+        "end_states": [
+            {"end_state": ref, "traces": ["r1"], "score": 6.0},
+            {"end_state": even, "traces": ["r2"], "score": 6.0},
+            {"end_state": {}, "traces": ["r3"], "score": 6.0},  # doing nothing: never
+            {"end_state": less, "traces": ["r4"], "score": 5.0},  # outweighed: marked failed
+            {"end_state": {"o=1": {"s": "d"}}, "traces": [], "score": 6.0},  # no run reached it
+        ],
+    }
+    assert even_candidates(task) == [{"end_state": even, "traces": ["r2"]}]
+    assert script_for(task, {}, seed=0).also == [{"end_state": even, "traces": ["r2"]}]
+    assert even_candidates({**task, "end_state_source": "consensus"}) == []
+    assert even_candidates({**task, "end_states": [{"end_state": ref, "traces": ["r1"]}]}) == []
 
 
 def _lookup_run(trace_id: str, said: str, args: dict[str, Any], person: str) -> Trace:

@@ -84,6 +84,25 @@ def test_a_wrong_write_fails_and_the_diff_names_the_field(world: World) -> None:
     ]
 
 
+def test_an_even_candidate_beside_the_reference_is_reached_and_named(world: World) -> None:
+    reference = reference_of(world, REFERENCE_RUN)
+    other: Calls = [("pay_fine", {"member_id": "M-100", "amount": 1.0}), RETURN]
+    even = {"end_state": reference_of(world, other), "traces": ["run-b"]}
+    messages = conversation("agent", other)["messages"]
+    verdict, _ = verify(world, world.task_state([]), messages, reference, [even])
+    assert verdict.reward == 1.0 and verdict.matched == ["run-b"] and verdict.diff == []
+    # the reference itself still matches nothing else
+    verdict, _ = verify(world, world.task_state([]), conversation("a", REFERENCE_RUN)["messages"],
+                        reference, [even])  # fmt: skip
+    assert verdict.reward == 1.0 and verdict.matched == []
+    # neither: the diff is the reference's
+    third: Calls = [("pay_fine", {"member_id": "M-100", "amount": 0.5}), RETURN]
+    verdict, _ = verify(world, world.task_state([]), conversation("c", third)["messages"],
+                        reference, [even])  # fmt: skip
+    assert verdict.reward == 0.0 and verdict.matched == []
+    assert [d["want"] for d in verdict.diff] == [2.5]
+
+
 def test_a_missing_write_fails(world: World) -> None:
     reference = reference_of(world, REFERENCE_RUN)
     verdict, _ = judge(world, [PAY, ("get_member", {"member_id": "M-400"})], reference)
