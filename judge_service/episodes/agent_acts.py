@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from judge_service.episodes.user_facts import FACT
+
 Act = Literal["proposes", "asks", "works", "reports"]
 
 #: A question that asks the other party for a decision on an action ("would you like to ..."
@@ -110,12 +112,29 @@ def consents(turn: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def beside_yes(turn: str) -> str:
     """What a traced yes said beside the yes when that is no agreement of its own ("Yes,
-    the order is #W52, the one with the lamp"), else ""."""
+    the order is #W52, the one with the lamp"), else "". Agreement that opens the rest
+    ("Yes, please proceed. Cancel #W1 and #W2.") or closes it ("… Please go ahead.") is left
+    out, and what is left must then hold a fact (a word with a digit, an e-mail address):
+    "Yes, that's right. Please proceed." has nothing to say without its yes."""
     opening = CONSENT.match(turn)
     if opening is None:
         return ""
-    rest = turn[opening.end() :].lstrip(" ,.;:!\u2014\u2013\u2026-\n")
-    return "" if not rest or is_decision(rest) or PROPOSAL_QUESTION.search(rest) else rest
+    kept: list[str] = []
+    cut = False  # agreement was left out: before the words, or after them
+    for sentence in SENTENCE_END.split(turn[opening.end() :]):
+        words = sentence.lstrip(_LEAD)
+        if is_decision(words) or PROPOSAL_QUESTION.search(words):
+            cut = True
+            if kept:  # agreement after the words: the rest is the decision, kept back
+                break
+            continue  # more agreement opening it ("Yes, please proceed. Cancel #W1.")
+        kept.append(sentence)
+    rest = "".join(kept).lstrip(_LEAD).rstrip()
+    return "" if cut and not FACT.search(rest) else rest
+
+
+#: What may stand between a yes and the words beside it.
+_LEAD = " ,.;:!\u2014\u2013\u2026-\n"
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_service.episodes.agent_acts import act_of, consents, is_decision, spoken
+from judge_service.episodes.agent_acts import act_of, beside_yes, consents, is_decision, spoken
 from judge_service.episodes.user_answers import answer
 from judge_service.episodes.user_facts import fact_labels
 from judge_service.episodes.user_turns import run_turns
@@ -191,6 +191,22 @@ def test_a_yes_beside_a_choice_answers_a_question_without_agreeing() -> None:
     assert not ends and reply
 
 
+def test_a_yes_opened_by_more_agreement_gives_its_facts_without_the_agreement() -> None:
+    """ "Yes, please proceed. Cancel #W1 and #W2. Please confirm once done." holds a choice
+    between two agreements: asked which orders, the user gives the choice alone. Words that
+    hold no fact are no answer to a question ("Yes, that's right. Please proceed.")."""
+    decision = "Yes, please proceed.\n\n- Cancel orders #W1 and #W2.\n\nPlease confirm once done."
+    assert beside_yes(decision) == "Cancel orders #W1 and #W2."
+    assert beside_yes("Yes, that's absolutely right. Please proceed.") == ""
+    assert beside_yes("Yes, please go ahead. Thanks so much!") == ""
+    turns = ["Hi, I need to cancel two pending orders.", decision, "Thanks, that's all."]
+    exchanges = exchanges_of(["", "Shall I cancel them?", "Done. Anything else?"], turns)
+    reply, ends = answer(
+        turns, exchanges, turns[:1], "Which orders should be cancelled?", ends=True
+    )
+    assert (reply, ends) == ("Cancel orders #W1 and #W2.", False) and not consents(reply)
+
+
 #: What a reply must carry: the facts of the other run's own user's answer (words with a
 #: digit, e-mail addresses), with no trailing punctuation.
 FACT = re.compile(r"[\w+-]*\d[\w+-]*(?:\.\d+)?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -244,4 +260,4 @@ def test_real_users_answer_another_agents_shuffled_questions(measured) -> None:
     a message that asked for none."""
     assert measured["with_facts"] >= 300 and measured["plain"] >= 50
     assert measured["unprompted"] == 0, measured
-    assert measured["carried"] >= 0.74, measured
+    assert measured["carried"] >= 0.745, measured
