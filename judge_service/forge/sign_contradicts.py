@@ -42,9 +42,17 @@ COMMON = frozenset({"the", "and", "for", "with", "card", "number", "account", "t
 MAX_MARK = 24
 
 
+def _letters(run: re.Match[str]) -> str:
+    """A run of letters as ``a``, with the mark that ends it (``_``, ``-``, a space)."""
+    last = run.group(0)[-1]
+    return "a" + (last if not last.isalpha() else "")
+
+
 def shape(token: str) -> str:
-    """The token's shape (module docstring): letters' runs as ``a``, digits' by length."""
-    lettered = _LETTERS.sub("a", token)
+    """The token's shape (module docstring): letters' runs as ``a``, digits' by length. The
+    mark that ends a run of letters before its digits stays: ``RZ-8660475`` (``a-#7``) is
+    no ``credit_card_2112420`` (``a_#7``), though the words of both are one letter each."""
+    lettered = _LETTERS.sub(_letters, token)
     return _DIGITS.sub(lambda m: f"#{len(m.group(0))}", lettered)
 
 

@@ -47,7 +47,8 @@ def start(call: Calls) -> list[Any]:
 
 
 def test_shapes_keep_digits_by_length_and_letters_as_one():
-    assert shape("paypal_7644869") == shape("credit_card_9513926") == "a#7"
+    assert shape("paypal_7644869") == shape("credit_card_9513926") == "a_#7"
+    assert shape("RZ-8660475") == "a-#7"  # another mark before the digits: another kind
     assert shape("#W2378156") == "#a#7"
     assert shape("1151293680") == "#10"
 
