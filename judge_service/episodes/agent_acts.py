@@ -109,6 +109,10 @@ def consents(turn: str) -> bool:
     return bool(CONSENT.search(turn))
 
 
+#: What may stand between a yes and the words beside it.
+_LEAD = " ,.;:!\u2014\u2013\u2026-\n"
+
+
 @functools.lru_cache(maxsize=4096)
 def beside_yes(turn: str) -> str:
     """What a traced yes said beside the yes when that is no agreement of its own ("Yes,
@@ -131,10 +135,6 @@ def beside_yes(turn: str) -> str:
         kept.append(sentence)
     rest = "".join(kept).lstrip(_LEAD).rstrip()
     return "" if cut and not FACT.search(rest) else rest
-
-
-#: What may stand between a yes and the words beside it.
-_LEAD = " ,.;:!\u2014\u2013\u2026-\n"
 
 
 def _strings(value: Any) -> Iterator[str]:

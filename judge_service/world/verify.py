@@ -80,6 +80,8 @@ def end_state_verdict(
     aliases, blind writes, what each write was about, and the writes answered by
     ``model_needed``; without them every touched key counts as one a write was about);
     ``also``: the even candidates, ``{"end_state", "traces"}``."""
+    touched = list(dict.fromkeys(touched))
+    calls = [{**c, "write": c.get("write", is_write(world, str(c.get("tool"))))} for c in calls]
     verdict = _against(world, start, final, touched, reference, calls)
     if verdict.reward != 0.0:
         return verdict
@@ -94,13 +96,12 @@ def _against(
     world: World,
     start: State,
     final: State,
-    touched: Collection[str],
+    touched: list[str],
     reference: Mapping[str, Any] | None,
     calls: Sequence[Mapping[str, Any]],
 ) -> Verdict:
-    """The verdict on ``final`` against one reference end state."""
-    touched = list(dict.fromkeys(touched))
-    calls = [{**c, "write": c.get("write", is_write(world, str(c.get("tool"))))} for c in calls]
+    """The verdict on ``final`` against one reference end state; ``touched`` without
+    repeats, and each of ``calls`` with its ``write`` flag (:func:`end_state_verdict`)."""
     pending = [c for c in calls if c["write"] and c.get("path") == "model_needed"]
     undetermined = list(dict.fromkeys(str(c.get("tool")) for c in pending))
     if reference is None:
