@@ -7,7 +7,9 @@ are two goals however alike their words, while a run that also made a stray writ
 none, still joins its goal. Where the two changed the same record, though, the tools called
 on it say what each agent did, not what its user asked for: one of them did the wrong thing
 to the right record (cancelled the order it was asked to change), and it stays with its goal
-for its words to decide (on the real retail runs, 4 goals of 114 had a run split off so). So
+for its words to decide (on the real retail runs, 4 goals of 114 had a run split off so):
+its words alone, since a record that both changed in different ways lowers the bar for
+neither (:func:`_record_bonus`). So
 do the entities its writes touched (``state:order_id=A1``):
 the same change to another record is another goal. Entities conflict when both
 goals name entities of one kind and none in common: ``#W1`` against ``#W2``, one e-mail
@@ -89,6 +91,21 @@ def conflict(a: dict[str, set[str]], b: dict[str, set[str]], *, same_record: boo
     )
 
 
+def _record_bonus(
+    a: dict[str, set[str]], b: dict[str, set[str]], records: Sequence[set[str]], i: int, j: int
+) -> float:
+    """:data:`SHARED_RECORD_BONUS` where goals ``i`` and ``j`` wrote the same record, unless
+    each called write tools and none in common: then the record says only that both runs
+    touched it, not that they were asked the same (cancel the order, change its items), and
+    their words alone must be alike. On the real retail runs this keeps 4 goals of 114
+    apart that the record alone had merged."""
+    if not records[i] & records[j]:
+        return 0.0
+    if WRITE_KIND in a and WRITE_KIND in b and a[WRITE_KIND].isdisjoint(b[WRITE_KIND]):
+        return 0.0
+    return SHARED_RECORD_BONUS
+
+
 def merge_goals(
     similarity: np.ndarray, entities: Sequence[Sequence[str]], threshold: float
 ) -> list[list[int]]:
@@ -100,7 +117,7 @@ def merge_goals(
     record (a shared ``state:`` handle) need :data:`SHARED_RECORD_BONUS` less similarity:
     people phrase one goal more differently than a template does, and the record is the
     stronger evidence; the write tools they called on it do not keep them apart (module
-    docstring)."""
+    docstring), though with none in common the record lowers no bar (:func:`_record_bonus`)."""
     kinds = [_kinds(e) for e in entities]
     records = [{e for e in ents if e.startswith("state:")} for ents in entities]
     named = [[e for e in ents if not e.startswith(START)] for ents in entities]
@@ -111,7 +128,7 @@ def merge_goals(
         for group_index, members in enumerate(groups):
             score = max(
                 float(similarity[index, m])
-                + (SHARED_RECORD_BONUS if records[index] & records[m] else 0.0)
+                + _record_bonus(kinds[index], kinds[m], records, index, m)
                 for m in members
             )
             if score < threshold or (best is not None and score <= best_score):

@@ -274,6 +274,22 @@ def test_goals_that_wrote_the_same_record_merge_at_lower_similarity():
     assert merge_goals(similarity, entities, 0.7) == [[0, 1], [2]]
 
 
+def test_other_write_tools_on_one_record_need_alike_words_to_merge():
+    """The record lowers the bar only for runs that made the same kind of change to it:
+    "change the boots' size" and "cancel my pending orders" both touch order 1, but as
+    little alike in words they stay two goals; as alike as a repeat, they are one."""
+    entities = [
+        ["a@x.io", "write:modify", "state:order=1"],
+        ["a@x.io", "write:cancel", "state:order=1", "state:order=2"],
+    ]
+    unlike = np.array([[1.0, 0.55], [0.55, 1.0]])
+    assert merge_goals(unlike, entities, 0.7) == [[0], [1]]
+    alike = np.array([[1.0, 0.75], [0.75, 1.0]])
+    assert merge_goals(alike, entities, 0.7) == [[0, 1]]
+    both = [entities[0], ["a@x.io", "write:modify", "write:cancel", "state:order=1"]]
+    assert merge_goals(unlike, both, 0.7) == [[0, 1]]  # a tool in common: the bar is lower
+
+
 def test_another_write_on_the_same_record_is_what_the_agent_did_not_another_goal():
     similarity = np.ones((4, 4))
     entities = [
