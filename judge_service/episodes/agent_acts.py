@@ -69,6 +69,13 @@ CONSENT = re.compile(
 )
 #: A user turn that refuses: it opens with a no.
 REFUSAL = re.compile(r"^\W*(?:no|nope)\b", re.IGNORECASE)
+#: An offer of more help ("Is there anything else I can help you with?", a bare "More?"):
+#: the one kind of question a user's closing turn answers.
+OFFER = re.compile(
+    r"\b(?:anything\s+(?:else|more|further)|something\s+else|any\s+other"
+    r"|further\s+(?:assistance|help|questions?))\b|^\W*more\s*\?",
+    re.IGNORECASE,
+)
 
 
 def _questions(text: str) -> list[str]:
@@ -88,6 +95,18 @@ def act_of(text: str) -> Act:
     if WORKS.search(text):
         return "works"
     return "reports"
+
+
+def only_offers(text: str) -> bool:
+    """Whether every sentence of the message that asks (a question, a request) offers more
+    help and asks for nothing else: "Done. Anything else I can help you with?" does; "Which
+    order should I cancel? Anything else?" and "Please provide your e-mail" do not."""
+    asking = [
+        p
+        for p in SENTENCE_END.split(text[-READ_CHARS:])
+        if p.rstrip().endswith("?") or REQUESTS.search(p)
+    ]
+    return bool(asking) and all(OFFER.search(p) for p in asking)
 
 
 def asks_too(text: str) -> bool:

@@ -16,8 +16,12 @@ agent's last message is read for what it does (:func:`act_of`):
   never a decision. A turn whose facts (a word with a digit, an e-mail address) are labelled
   by words the message holds ("my zip code is 46236" to "your name and zip code") counts
   more: a question is matched to the fact it asks for, not only to the words around it. A
-  question that the closing turn answers best ("anything else?"), once the user has no
-  request left and nothing unsaid that relates to it, ends it with that turn;
+  question that the closing turn answers best, once the user has no request left and
+  nothing unsaid that relates to it, ends it with that turn only when it offers more help
+  and asks for nothing else ("anything else?"), as the question the traced user closed on
+  did: "Which order should I cancel?" never ends it, however like the traced agent's last
+  words. A closing turn that holds a fact ("Thanks, that's all; my e-mail is ada@x.org")
+  answers a question like any other turn, without ending;
 - it **reports** (no question, no work announced): the user goes on with its next unused
   request (a traced turn that followed a report, not a question), else with what else it has
   not said yet, in trace order; with nothing left, it says its closing turn and ends, as the
@@ -41,10 +45,11 @@ from judge_service.episodes.agent_acts import (
     beside_yes,
     consents,
     is_decision,
+    only_offers,
     spoken,
 )
-from judge_service.episodes.user_facts import fact_labels, requested_words
-from judge_service.episodes.user_turns import similarities
+from judge_service.episodes.user_facts import FACT, fact_labels, requested_words
+from judge_service.episodes.user_turns import closest, similarities
 
 
 def unused(turns: Sequence[str], given: Sequence[str]) -> list[bool]:
@@ -143,10 +148,19 @@ def answer(
             related = any(fresh[i] and scores[i] > 0.0 for i in facts)
             # (never a closing yes said as silence: the user does not leave while asked)
             silent = consents(turns[closing])
-            if scores[closing] > 0.0 and scores[closing] >= best and not related and not silent:
+            if (
+                scores[closing] > 0.0
+                and scores[closing] >= best
+                and not related
+                and not silent
+                and _answers_offer(exchanges, len(turns), closing, asked)
+            ):
                 return _closing(turns[closing])
         asides = {i: rest for i in decisions if (rest := beside_yes(turns[i]))}
-        chosen = _best([*facts, *asides], scores, fresh)
+        pool = [*facts, *asides]
+        if closing is not None and FACT.search(turns[closing]) and not is_decision(turns[closing]):
+            pool.append(closing)  # its facts answer; said to a question, it does not end
+        chosen = _best(pool, scores, fresh)
         if chosen in asides:
             return asides[chosen], False
         return _say(turns, chosen)
@@ -158,6 +172,19 @@ def answer(
     if closing is not None:
         return _closing(turns[closing])
     return _say(turns, _best(facts, scores, fresh))
+
+
+def _answers_offer(
+    exchanges: Sequence[Mapping[str, str]], count: int, closing: int, asked: str
+) -> bool:
+    """Whether ``asked`` is the question the traced closing turn answered: it offers more help
+    and asks for nothing else (:func:`only_offers`), and of the traced agent's messages it is
+    most like the one the closing turn answered. "Which order should I cancel?" shares words
+    with "Your order is cancelled. Anything else?", but it still asks for something."""
+    if not only_offers(asked):
+        return False
+    traced = [e.get("asked", "") for e in exchanges[:count]]
+    return closing < len(traced) and closest(traced, asked[-READ_CHARS:]) == closing
 
 
 def _closing(turn: str) -> tuple[str, bool]:

@@ -207,6 +207,31 @@ def test_a_yes_opened_by_more_agreement_gives_its_facts_without_the_agreement() 
     assert (reply, ends) == ("Cancel orders #W1 and #W2.", False) and not consents(reply)
 
 
+def test_only_an_offer_of_more_help_gets_the_closing_turn() -> None:
+    """A traced user who said all it had: a question that shares words with the traced
+    agent's last message (the refund, the card, the cancelled order) still asks for
+    something, so the user stays; only an offer of more help ends it. A closing turn with a
+    fact answers a question for that fact without ending."""
+    turns = ["Hi, please cancel my order FX-20931.", "Great, thanks. That's all for today!"]
+    last = "Your order is cancelled and the refund goes to your card. Anything else today?"
+    exchanges = exchanges_of(["Hi! How can I help you today?", last], turns)
+    given = turns[:1]
+    for asked in (
+        "Which card should the refund for the cancelled order go to?",
+        "Could you tell me why the order is cancelled? Anything else today?",
+        "How can I help you today?",
+    ):
+        reply, ends = answer(turns, exchanges, given, asked, ends=True)
+        assert not ends and reply == turns[0], asked
+    offer = "All done: your order is cancelled. Is there anything else I can help with today?"
+    assert answer(turns, exchanges, given, offer, ends=True) == (turns[1], True)
+    with_fact = [turns[0], "Thanks! Send the receipt to ada@example.org. That's all."]
+    reply, ends = answer(
+        with_fact, exchanges, given, "What e-mail should the receipt go to?", ends=True
+    )
+    assert (reply, ends) == (with_fact[1], False)
+
+
 #: What a reply must carry: the facts of the other run's own user's answer (words with a
 #: digit, e-mail addresses), with no trailing punctuation.
 FACT = re.compile(r"[\w+-]*\d[\w+-]*(?:\.\d+)?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -260,4 +285,4 @@ def test_real_users_answer_another_agents_shuffled_questions(measured) -> None:
     a message that asked for none."""
     assert measured["with_facts"] >= 300 and measured["plain"] >= 50
     assert measured["unprompted"] == 0, measured
-    assert measured["carried"] >= 0.745, measured
+    assert measured["carried"] >= 0.750, measured
