@@ -37,32 +37,62 @@ def _sum(values: list[Any], raw: bool = False) -> Any:
     return total
 
 
-def numeric_value(expr: Expr, ctx: Ctx, raw: bool = False) -> Any:
-    """A term's or formula's value (``MISSING`` when a part is absent or not a number).
-    ``raw`` (or the formula's own ``"raw": true``): machine arithmetic, not rounded to the
-    operands' cents: the backend the traces recorded answered ``0.04999999999999716`` for
-    ``53.48 - 53.43``, and a world answers as it did."""
-    raw = raw or bool(expr.get("raw"))
+def _elements(expr: Expr, ctx: Ctx) -> list[Any] | None:
+    """The values a sum term adds, in the order of the argument that names them (``None``:
+    not a sum term, or its argument or list is absent)."""
     if "sum_ref" in expr:
         ids = ctx.args.get(expr["sum_ref"], MISSING)
         if not isinstance(ids, list):
-            return MISSING
+            return None
         entity, field = expr["entity"], expr["field"]
         objects = [find_object(ctx.state, entity, field, i, ctx.index) for i in ids]
-        return _sum([get_path(o, expr["path"]) for o in objects], raw)
+        return [get_path(o, expr["path"]) for o in objects]
     if "sum_match" in expr:
         items = get_path(ctx.pre, expr["sum_match"])
         wanted = ctx.args.get(expr["arg"], MISSING)
         if not isinstance(items, list) or wanted is MISSING:
-            return MISSING
+            return None
         pairs = pair_up(items, expr["field"], wanted)
-        if pairs is None:
+        return None if pairs is None else [get_path(items[i], expr["path"]) for i, _ in pairs]
+    return None
+
+
+def _pairwise(expr: Expr, ctx: Ctx) -> Any:
+    """Machine arithmetic of sum terms taken pair by pair, as a backend's loop adds each
+    element's difference (``total += new - old``), or ``MISSING`` where the terms are not
+    sums over lists of one length. In floating point the order shows: the backend the
+    traces recorded answered ``71.96000000000001``, where the difference of the two sums is
+    ``71.95999999999992``."""
+    lists = [_elements(term, ctx) for term in expr["add"]]
+    if any(values is None for values in lists) or len({len(v) for v in lists}) != 1:
+        return MISSING
+    total: Any = 0
+    for values in zip(*lists, strict=True):
+        if not all(is_number(v) for v in values):
             return MISSING
-        return _sum([get_path(items[i], expr["path"]) for i, _ in pairs], raw)
+        step: Any = 0
+        for sign, value in zip(expr["signs"], values, strict=True):
+            step = step + sign * value
+        total = total + step
+    return total
+
+
+def numeric_value(expr: Expr, ctx: Ctx, raw: bool = False) -> Any:
+    """A term's or formula's value (``MISSING`` when a part is absent or not a number).
+    ``raw`` (or the formula's own ``"raw": true``): machine arithmetic, not rounded to the
+    operands' cents: the backend the traces recorded answered ``0.04999999999999716`` for
+    ``53.48 - 53.43``, and a world answers as it did; over several elements, pair by pair
+    (:func:`_pairwise`), where the terms allow it."""
+    raw = raw or bool(expr.get("raw"))
+    if "sum_ref" in expr or "sum_match" in expr:
+        values = _elements(expr, ctx)
+        return MISSING if values is None else _sum(values, raw)
     if "add" in expr:
         parts = [numeric_value(t, ctx, raw) for t in expr["add"]]
         if any(p is MISSING for p in parts):
             return MISSING
+        if raw and (paired := _pairwise(expr, ctx)) is not MISSING:
+            return paired
         return _sum([s * p for s, p in zip(expr["signs"], parts, strict=True)], raw)
     if "arg" in expr:
         value = ctx.args.get(expr["arg"], MISSING)

@@ -183,3 +183,19 @@ def test_a_difference_the_backend_left_unrounded_is_computed_as_it_did():
     assert raw.get("raw") is True and numeric_value(raw, ctx) == 53.48 - 53.43 != 0.05
     (rounded,) = [f for f in formulas(0.05, ctx) if "add" in f]
     assert "raw" not in rounded and numeric_value(rounded, ctx) == 0.05
+
+
+def test_an_unrounded_difference_over_several_elements_is_added_pair_by_pair():
+    """A backend that loops over the pairs (``total += new - old``) answers
+    -189.25000000000003 where the difference of the two sums is -189.25000000000006: the
+    formula learned from it gives the backend's number, not the other order's."""
+    pre = {
+        "items": [{"id": "a", "price": 157.96}, {"id": "b", "price": 299.62}],
+        "offers": [{"id": "x", "price": 205.6}, {"id": "y", "price": 62.73}],
+    }
+    ctx = Ctx({"old": ["a", "b"], "new": ["x", "y"]}, pre, {}, index=Index())
+    traced = 0 + (205.6 - 157.96)
+    traced = traced + (62.73 - 299.62)
+    assert traced == -189.25000000000003 != (205.6 + 62.73) - (157.96 + 299.62)
+    found = [f for f in formulas(traced, ctx) if "add" in f and f.get("raw")]
+    assert found and all(numeric_value(f, ctx) == traced for f in found), found
