@@ -63,8 +63,9 @@ def _pairwise(expr: Expr, ctx: Ctx) -> Any:
     sums over lists of one length. In floating point the order shows: the backend the
     traces recorded answered ``71.96000000000001``, where the difference of the two sums is
     ``71.95999999999992``."""
-    lists = [_elements(term, ctx) for term in expr["add"]]
-    if any(values is None for values in lists) or len({len(v) for v in lists}) != 1:
+    found = [_elements(term, ctx) for term in expr["add"]]
+    lists = [values for values in found if values is not None]
+    if len(lists) != len(found) or len({len(values) for values in lists}) != 1:
         return MISSING
     total: Any = 0
     for values in zip(*lists, strict=True):
