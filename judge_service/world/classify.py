@@ -5,7 +5,9 @@ the forge names, then by the tool's name. The world names more entities (an obje
 a field that holds the same-named argument, ``get_book(isbn)`` -> ``isbn=...``), so where
 the forge found no evidence, the same rule runs over the world's entities: a call that names
 an entity (an argument holds its id) before it is next seen changed is credited with the
-change; a tool with at least as many changes as unchanged views is a write. A view that only
+change, else the call that showed it changed, unless other calls came in between (one of
+them may have changed it unnamed: a payment from a card of the customer's wallet); a tool
+with at least as many changes as unchanged views is a write. A view that only
 adds fields, or writes a value as text, shows more of the entity: no change.
 """
 
@@ -48,22 +50,30 @@ def _evidence(
 ) -> None:
     seen: dict[str, Any] = {}
     since: dict[str, list[str]] = {}  # key -> tools that named it since it was last seen
+    unnamed: dict[str, int] = {}  # key -> calls since it was last seen that did not name it
     for call, found in zip(calls, views, strict=True):
         if call.error:
             continue
         for key, state in found:
             between = since.get(key, [])
             if key in seen and _changes(seen[key], state):
-                changed[between[-1] if between else call.name] += 1
+                if between:
+                    changed[between[-1]] += 1
+                elif not unnamed.get(key):  # else another call may have changed it unnamed
+                    changed[call.name] += 1
             elif key in seen:
                 unchanged.update({*between, call.name})
             seen[key] = merge(seen.get(key), state)
-            since[key] = []
+            since[key], unnamed[key] = [], 0
         shown_keys = {k for k, _ in found}
         values = argument_values(call.arguments)
         for key in seen:
-            if key not in shown_keys and key.split("=", 1)[1] in values:
+            if key in shown_keys:
+                continue
+            if key.split("=", 1)[1] in values:
                 since[key].append(call.name)
+            else:
+                unnamed[key] = unnamed.get(key, 0) + 1
 
 
 def classify(

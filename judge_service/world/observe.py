@@ -123,6 +123,10 @@ class Step:
     pre: Mapping[str, Any]
     shown: list[tuple[str, Any]]
     after: State = field(default_factory=dict)
+    #: Entities not seen since an earlier write of the trace: a write may have changed them
+    #: unseen, so their state before this call is not known (two payments from one gift
+    #: card, its balance read only after both).
+    stale: frozenset[str] = frozenset()
 
     @property
     def changed(self) -> State:
@@ -170,10 +174,12 @@ def _walk(
     """The trace's steps; each state is the trace's own states over the shared base."""
     steps = []
     own = dict(start)
+    stale: set[str] = set()
     for index, call in enumerate(calls):
         is_write = call.name in writes
         state = ChainMap(own, base)
         step = Step(trace_id, call, is_write, ChainMap(dict(own), base), views[index])
+        step.stale = frozenset(stale)
         if is_write and not call.error:
             for later, found in zip(calls[index:], views[index:], strict=True):
                 if later is not call and later.name in writes and not later.error:
@@ -181,8 +187,10 @@ def _walk(
                 for key, seen in found:
                     if key not in step.after:
                         step.after[key] = merge(state.get(key), seen)
+            stale |= set(state) - set(step.after)
         for key, seen in step.shown:
             own[key] = merge(state.get(key), seen)
+            stale.discard(key)
         own.update(step.after)
         steps.append(step)
     return steps
