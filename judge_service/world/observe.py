@@ -123,10 +123,15 @@ class Step:
     pre: Mapping[str, Any]
     shown: list[tuple[str, Any]]
     after: State = field(default_factory=dict)
-    #: Entities not seen since an earlier write of the trace: a write may have changed them
-    #: unseen, so their state before this call is not known (two payments from one gift
-    #: card, its balance read only after both).
-    stale: frozenset[str] = frozenset()
+    #: The entities seen since the trace's last write before this call (``None``: no write
+    #: came before it). Any other may have been changed unseen by that write, so its state
+    #: before this call is not known (two payments from one gift card, its balance read
+    #: only after both).
+    fresh: frozenset[str] | None = None
+
+    def stale(self, key: str) -> bool:
+        """Whether an earlier write of the trace may have changed ``key`` unseen."""
+        return self.fresh is not None and key not in self.fresh
 
     @property
     def changed(self) -> State:
@@ -174,12 +179,12 @@ def _walk(
     """The trace's steps; each state is the trace's own states over the shared base."""
     steps = []
     own = dict(start)
-    stale: set[str] = set()
+    fresh: set[str] | None = None  # seen since the last write (None: no write yet)
     for index, call in enumerate(calls):
         is_write = call.name in writes
         state = ChainMap(own, base)
         step = Step(trace_id, call, is_write, ChainMap(dict(own), base), views[index])
-        step.stale = frozenset(stale)
+        step.fresh = None if fresh is None else frozenset(fresh)
         if is_write and not call.error:
             for later, found in zip(calls[index:], views[index:], strict=True):
                 if later is not call and later.name in writes and not later.error:
@@ -187,10 +192,11 @@ def _walk(
                 for key, seen in found:
                     if key not in step.after:
                         step.after[key] = merge(state.get(key), seen)
-            stale |= set(state) - set(step.after)
+            fresh = set(step.after)
         for key, seen in step.shown:
             own[key] = merge(state.get(key), seen)
-            stale.discard(key)
+            if fresh is not None:
+                fresh.add(key)
         own.update(step.after)
         steps.append(step)
     return steps

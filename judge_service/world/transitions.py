@@ -127,7 +127,7 @@ def _effect(binding: Binding, primary: Binding, ok: Sequence[Called], index: Ind
         key = bound_key(binding, args, first)
         if key is None or key not in step.after:
             continue
-        if binding != primary and key in step.stale:
+        if binding != primary and step.stale(key):
             continue  # an earlier write may have changed it unseen: its change is not this one's
         before = step.pre.get(key, {} if binding.arg == NEW_ID else MISSING)
         if before is MISSING:
