@@ -113,7 +113,16 @@ def _reference(value: Any, ctx: Ctx, key: str | None) -> Expr | None:
 
 
 def _own(value: Any, within: Any, path: list[Any], key: str | None) -> list[Any] | None:
-    """The path of ``value`` in the entity (depth first, first list elements first)."""
+    """The path of ``value`` in the entity (depth first, first list elements first), one
+    that ends in a field named ``key`` first: a payment's ``amount`` copied from the first
+    payment's ``amount``, not from an item's ``price`` that happens to be equal."""
+    named = _own_at(value, within, path, key, named=True) if key is not None else None
+    return named if named is not None else _own_at(value, within, path, key, named=False)
+
+
+def _own_at(
+    value: Any, within: Any, path: list[Any], key: str | None, *, named: bool
+) -> list[Any] | None:
     if len(path) > OWN_DEPTH:
         return None
     pairs: list[tuple[Any, Any]] = []
@@ -122,9 +131,9 @@ def _own(value: Any, within: Any, path: list[Any], key: str | None) -> list[Any]
     elif isinstance(within, list):
         pairs = list(enumerate(within[:OWN_ITEMS]))
     for part, item in pairs:
-        if same(item, value):
+        if same(item, value) and (not named or part == key):
             return [*path, part]
-        found = _own(value, item, [*path, part], key)
+        found = _own_at(value, item, [*path, part], key, named=named)
         if found is not None:
             return found
     return None

@@ -199,3 +199,16 @@ def test_an_unrounded_difference_over_several_elements_is_added_pair_by_pair():
     assert traced == -189.25000000000003 != (205.6 + 62.73) - (157.96 + 299.62)
     found = [f for f in formulas(traced, ctx) if "add" in f and f.get("raw")]
     assert found and all(numeric_value(f, ctx) == traced for f in found), found
+
+
+def test_a_copied_value_comes_from_a_field_of_its_own_name_first() -> None:
+    """One traced card change, where the seat's fare equals what was paid: the new entries'
+    ``amount`` is read from the first entry's ``amount``, not from the seat's ``fare`` that
+    happens to be equal, so a booking paid another sum is charged that sum."""
+    fare = FARES["14C"]
+    learned = learn_ops([_example(*_move_card("B1", fare, "card-1", "card-2"))])
+    assert learned.unexplained == []
+    reading = describe_op(learned.ops[0])
+    assert "self.ledger.0.amount" in reading and "fare" not in reading, reading
+    pre, post, args = _move_card("B8", fare + 250, "card-80", "card-81")
+    assert _apply(learned.ops, pre, args) == post
