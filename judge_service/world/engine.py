@@ -2,7 +2,9 @@
 
 Errors come first: if a learned error condition holds (the named entity is missing, an
 argument is outside its enum, an id names nothing the world holds), the tool's own error
-text is the answer, on the tool's path (``read`` or ``transition``). Then (a) a read rule,
+text is the answer, on the tool's path (``read`` or ``transition``); so is a traced error to
+the same call in the same state (path ``replay``: a check no rule learned, such as a new
+item that is not available, still answers as the backend did). Then (a) a read rule,
 (b) a usable transition, (c) a function, (d) a replay; else (e) ``model_needed``. Whatever
 an answer shows of an entity becomes its state, as when a trace shows it.
 """
@@ -187,6 +189,10 @@ def answer_call(
         )
         if error is not None:
             return _answer(error, own, state, error=True)
+    if "replay" in paths:
+        traced = _replay(tool, state, call, known, index)
+        if traced is not None and traced.error:
+            return traced  # this very call, in this very state, failed: no rule says otherwise
     for path, step in STEPS.items():
         if path in paths:
             found = step(tool, state, call, known, index)

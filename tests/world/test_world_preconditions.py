@@ -93,3 +93,47 @@ def test_an_order_in_a_state_no_success_saw_is_refused_in_the_backends_words(wor
     assert not done.error and done.payload["status"] == "cancelled"
     again = world.answer(done.state_after, Call(name="cancel_order", arguments={"order_id": "O-7"}))
     assert again.text == "Error: order O-7 cannot be cancelled: it is cancelled"
+
+
+def _lend_trace(trace_id: str, lends: list[tuple[str, str]]) -> dict[str, Any]:
+    """``lend(book_id, member_id)``: the backend refuses member M-9 (barred, which nothing the
+    traces show says) and otherwise marks the book lent."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Lend me a book."}]
+    for index, (book, member) in enumerate(lends):
+        state = {"book_id": book, "status": "on shelf"}
+        messages += exchange(
+            f"{trace_id}-{index}-r", "get_book", {"book_id": book}, json.dumps(state)
+        )
+        args = {"book_id": book, "member_id": member}
+        answer = (
+            "Error: member M-9 may not borrow"
+            if member == "M-9"
+            else json.dumps({**state, "status": "lent", "member_id": member})
+        )
+        messages += exchange(f"{trace_id}-{index}-w", "lend", args, answer)
+    return {"id": trace_id, "messages": messages}
+
+
+def test_a_traced_error_to_the_same_call_in_the_same_state_is_answered_before_a_rule():
+    """No rule explains why M-9 was refused; the same call in the same state still gets the
+    backend's error, and another member gets the learned change."""
+    runs = [
+        _lend_trace("lib-1", [("B-1", "M-1"), ("B-2", "M-9")]),
+        _lend_trace("lib-2", [("B-3", "M-2")]),
+        _lend_trace("lib-3", [("B-4", "M-3")]),
+    ]
+    world = build_world(parse_traces("\n".join(json.dumps(r) for r in runs)))
+    lend = world.tools["lend"]
+    assert lend.transition is not None and lend.transition.usable
+    state = world.task_state([])
+    refused = world.answer(
+        state, Call(name="lend", arguments={"book_id": "B-2", "member_id": "M-9"})
+    )
+    assert (refused.error, refused.path) == (True, "replay"), refused
+    assert refused.text == "Error: member M-9 may not borrow"
+    lent = world.answer(state, Call(name="lend", arguments={"book_id": "B-2", "member_id": "M-4"}))
+    assert not lent.error and lent.payload == {
+        "book_id": "B-2",
+        "status": "lent",
+        "member_id": "M-4",
+    }
