@@ -54,16 +54,25 @@ def reproduces(tool: ToolModel, step: Step, known: Sequence[str]) -> bool:
 
 
 def _replays(tool: ToolModel, steps: Sequence[Step], known: Sequence[str]) -> dict[str, Replay]:
+    """The traced answers the learned model does not reproduce, by the call and the state of
+    what it names. An error whose call, in that same state, also went through in another
+    trace is left out: the engine answers a traced error before any rule, and two outcomes
+    of one call in one state leave the rule to decide."""
     replays: dict[str, Replay] = {}
+    succeeded: set[str] = set()
     for step in steps:
-        if step.call.answer is None or reproduces(tool, step, known):
+        if step.call.answer is None:
             continue
         key = fingerprint(step.call.name, step.call.arguments, step.pre)
+        if not step.call.error:
+            succeeded.add(key)
+        if reproduces(tool, step, known):
+            continue
         effects = step.changed if step.write and not step.call.error else {}
         replays.setdefault(
             key, Replay(text=step.call.answer, error=step.call.error, effects=effects)
         )
-    return replays
+    return {k: r for k, r in replays.items() if not (r.error and k in succeeded)}
 
 
 def _examples(steps: Sequence[Step]) -> list[dict[str, Any]]:

@@ -95,9 +95,9 @@ def test_an_order_in_a_state_no_success_saw_is_refused_in_the_backends_words(wor
     assert again.text == "Error: order O-7 cannot be cancelled: it is cancelled"
 
 
-def _lend_trace(trace_id: str, lends: list[tuple[str, str]]) -> dict[str, Any]:
-    """``lend(book_id, member_id)``: the backend refuses member M-9 (barred, which nothing the
-    traces show says) and otherwise marks the book lent."""
+def _lend_trace(trace_id: str, lends: list[tuple[str, str]], barred: str = "M-9") -> dict[str, Any]:
+    """``lend(book_id, member_id)``: the backend refuses the ``barred`` member (which nothing
+    the traces show says) and otherwise marks the book lent."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Lend me a book."}]
     for index, (book, member) in enumerate(lends):
         state = {"book_id": book, "status": "on shelf"}
@@ -107,7 +107,7 @@ def _lend_trace(trace_id: str, lends: list[tuple[str, str]]) -> dict[str, Any]:
         args = {"book_id": book, "member_id": member}
         answer = (
             "Error: member M-9 may not borrow"
-            if member == "M-9"
+            if member == barred
             else json.dumps({**state, "status": "lent", "member_id": member})
         )
         messages += exchange(f"{trace_id}-{index}-w", "lend", args, answer)
@@ -137,3 +137,9 @@ def test_a_traced_error_to_the_same_call_in_the_same_state_is_answered_before_a_
         "status": "lent",
         "member_id": "M-4",
     }
+
+    # the same call in the same state also went through in another trace: the rule decides
+    runs.append(_lend_trace("lib-4", [("B-2", "M-9")], barred=""))
+    world = build_world(parse_traces("\n".join(json.dumps(r) for r in runs)))
+    again = world.answer(state, Call(name="lend", arguments={"book_id": "B-2", "member_id": "M-9"}))
+    assert not again.error and again.path == "transition", again
