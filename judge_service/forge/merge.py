@@ -91,15 +91,14 @@ def conflict(a: dict[str, set[str]], b: dict[str, set[str]], *, same_record: boo
     )
 
 
-def _record_bonus(
-    a: dict[str, set[str]], b: dict[str, set[str]], records: Sequence[set[str]], i: int, j: int
-) -> float:
-    """:data:`SHARED_RECORD_BONUS` where goals ``i`` and ``j`` wrote the same record, unless
-    each called write tools and none in common: then the record says only that both runs
-    touched it, not that they were asked the same (cancel the order, change its items), and
-    their words alone must be alike. On the real retail runs this keeps 4 goals of 114
-    apart that the record alone had merged."""
-    if not records[i] & records[j]:
+def _record_bonus(a: dict[str, set[str]], b: dict[str, set[str]], *, same_record: bool) -> float:
+    """:data:`SHARED_RECORD_BONUS` where two goals (their entities by kind, as
+    :func:`conflict` takes them) wrote the same record, unless each called write tools and
+    none in common: then the record says only that both runs touched it, not that they were
+    asked the same (cancel the order, change its items), and their words alone must be
+    alike. On the real retail runs this keeps 4 goals of 114 apart that the record alone
+    had merged."""
+    if not same_record:
         return 0.0
     if WRITE_KIND in a and WRITE_KIND in b and a[WRITE_KIND].isdisjoint(b[WRITE_KIND]):
         return 0.0
@@ -128,7 +127,9 @@ def merge_goals(
         for group_index, members in enumerate(groups):
             score = max(
                 float(similarity[index, m])
-                + _record_bonus(kinds[index], kinds[m], records, index, m)
+                + _record_bonus(
+                    kinds[index], kinds[m], same_record=bool(records[index] & records[m])
+                )
                 for m in members
             )
             if score < threshold or (best is not None and score <= best_score):

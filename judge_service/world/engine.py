@@ -19,7 +19,7 @@ from judge_service.world.errors import Named, answer_error
 from judge_service.world.fresh import new_id
 from judge_service.world.functions import call_function
 from judge_service.world.lookup import Ctx, Index, merge
-from judge_service.world.model import NEW_ID, PATHS, Answer, AnswerPath, Call, ToolModel
+from judge_service.world.model import NEW_ID, PATHS, Answer, AnswerPath, Call, Replay, ToolModel
 from judge_service.world.observe import shown
 from judge_service.world.ops import apply_ops
 from judge_service.world.reads import project, read_value, select
@@ -152,21 +152,22 @@ def _function(
     return _answer(text, "function", after, error=error)
 
 
-def _replay(
-    tool: ToolModel, state: State, call: Call, known: Sequence[str], index: Index | None
-) -> Answer | None:
+def _replayed(tool: ToolModel, state: State, call: Call) -> Replay | None:
+    """The traced answer to this call in this state, if the world kept one."""
     if not tool.replays:
         return None
-    found = tool.replays.get(fingerprint(call.name, call.arguments, state))
-    if found is None:
-        return None
+    return tool.replays.get(fingerprint(call.name, call.arguments, state))
+
+
+def _replay(found: Replay, state: State, call: Call, known: Sequence[str]) -> Answer:
     after = {**state, **found.effects} if found.effects else state
     if not found.error:
         after = _with_shown(after, call, found.text, parse_payload(found.text), known)
     return _answer(found.text, "replay", after, error=found.error)
 
 
-STEPS = {"read": _read, "transition": _write, "function": _function, "replay": _replay}
+#: Paths (a) to (c), in order; (d), the replay, is looked up once per call (:func:`answer_call`).
+STEPS = {"read": _read, "transition": _write, "function": _function}
 
 
 def answer_call(
@@ -189,13 +190,15 @@ def answer_call(
         )
         if error is not None:
             return _answer(error, own, state, error=True)
-    if "replay" in paths:
-        traced = _replay(tool, state, call, known, index)
-        if traced is not None and traced.error:
-            return traced  # this very call, in this very state, failed: no rule says otherwise
+    replayed = _replayed(tool, state, call) if "replay" in paths else None
+    if replayed is not None and replayed.error:
+        # this very call, in this very state, failed: no rule says otherwise
+        return _replay(replayed, state, call, known)
     for path, step in STEPS.items():
         if path in paths:
             found = step(tool, state, call, known, index)
             if found is not None:
                 return found
+    if replayed is not None:
+        return _replay(replayed, state, call, known)
     return _needed(state)

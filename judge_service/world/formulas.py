@@ -89,11 +89,11 @@ def numeric_value(expr: Expr, ctx: Ctx, raw: bool = False) -> Any:
         values = _elements(expr, ctx)
         return MISSING if values is None else _sum(values, raw)
     if "add" in expr:
+        if raw and (paired := _pairwise(expr, ctx)) is not MISSING:
+            return paired  # its terms' elements read once, not again as the terms' sums
         parts = [numeric_value(t, ctx, raw) for t in expr["add"]]
         if any(p is MISSING for p in parts):
             return MISSING
-        if raw and (paired := _pairwise(expr, ctx)) is not MISSING:
-            return paired
         return _sum([s * p for s, p in zip(expr["signs"], parts, strict=True)], raw)
     if "arg" in expr:
         value = ctx.args.get(expr["arg"], MISSING)
