@@ -17,6 +17,16 @@ nothing. Several do:
   are less alike than that: each went wrong its own way, and its user said so in its own
   words.
 
+How many clean runs make a camp depends on the job. Where its runs come in repeats (GRPO
+groups, several agents on one task set), a clean run that disagrees is most often a failed
+repeat that shows no sign, and a camp takes :data:`CAMP_MIN_CLEAN`. Where they do not (one
+run per request: production logs, a set held out from one agent), a run is its goal's only
+evidence, and one clean run is a camp. A job holds repeats when, of its tasks with several
+runs, at least :data:`REPEATS_SHARE` have an end state that two of them reached
+(:func:`min_clean`). On the real retail runs the share is 0.66 with both agents' runs, and
+0.31 and 0.21 with one agent's alone (one run per goal), whose tasks then merged 53% and 58%
+of goals; with one clean run a camp, 18% and 15% (docs/forge.md).
+
 A run's end state in a task is that of its goals there together (a compound goal's parts);
 "nothing changed" is an end state like any other.
 """
@@ -33,6 +43,11 @@ from judge_service.traces.entities import canonical
 #: Clean runs an end state, or a set of dissenting runs, needs to stand as a goal of its own:
 #: as many as a consensus needs.
 CAMP_MIN_CLEAN = 2
+#: The share of a job's tasks with several runs that must hold an agreeing pair for the job
+#: to hold repeats (most of them).
+REPEATS_SHARE = 0.5
+
+Runs = dict[str, list[int]]  # one task's members by trace: a run's goals in the task
 
 
 def _mean(
@@ -42,25 +57,41 @@ def _mean(
     return sum(pairs) / len(pairs) if pairs else 0.0
 
 
-def _cut(
-    runs: dict[str, list[int]],
-    states: Sequence[Mapping[str, Any]],
-    clean: Sequence[bool],
-    similarity: np.ndarray,
-    trace_of: Sequence[str],
-) -> list[list[int]]:
-    """One task's members, cut into the goals its runs show (module docstring)."""
+def _by_state(runs: Runs, states: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The task's traces by the end state each reached (its goals' states together)."""
     by_state: dict[str, list[str]] = {}
     for trace, indices in runs.items():
         state: dict[str, Any] = {}
         for i in indices:
             state.update(states[i])
         by_state.setdefault(canonical(state), []).append(trace)
+    return by_state
+
+
+def min_clean(tasks: Sequence[Runs], states: Sequence[Mapping[str, Any]]) -> int:
+    """The clean runs a camp takes in this job: :data:`CAMP_MIN_CLEAN` where it holds
+    repeats, else 1 (module docstring)."""
+    several = [runs for runs in tasks if len(runs) >= 2]
+    agreeing = sum(1 for runs in several if len(_by_state(runs, states)) < len(runs))
+    return CAMP_MIN_CLEAN if agreeing >= REPEATS_SHARE * len(several) else 1
+
+
+def _cut(
+    runs: Runs,
+    states: Sequence[Mapping[str, Any]],
+    clean: Sequence[bool],
+    similarity: np.ndarray,
+    trace_of: Sequence[str],
+    least: int,
+) -> list[list[int]]:
+    """One task's members, cut into the goals its runs show (module docstring); ``least``:
+    the clean runs a camp takes."""
+    by_state = _by_state(runs, states)
     spotless = {t for t, indices in runs.items() if all(clean[i] for i in indices)}
     camps = [
         [i for t in traces for i in runs[t]]
         for traces in by_state.values()
-        if len(spotless.intersection(traces)) >= CAMP_MIN_CLEAN
+        if len(spotless.intersection(traces)) >= least
     ]
     members = [i for indices in runs.values() for i in indices]
     if len(camps) == 1:
@@ -71,7 +102,7 @@ def _cut(
         apart = {trace_of[i] for i in dissent}
         alike = _mean(similarity, dissent, dissent, trace_of)
         if (
-            len(apart) >= CAMP_MIN_CLEAN
+            len(apart) >= max(least, CAMP_MIN_CLEAN)
             and alike > _mean(similarity, dissent, rest, trace_of)
             and alike >= _mean(similarity, camps[0], camps[0], trace_of)
         ):
@@ -98,10 +129,14 @@ def split_camps(
     """``groups`` (goal indices per task) with each task of several goals cut (module
     docstring). ``states`` are the goals' end states, ``clean`` whether each goal's run
     shows no failure sign."""
-    found: list[list[int]] = []
+    tasks: list[Runs] = []
     for members in groups:
-        runs: dict[str, list[int]] = {}
+        runs: Runs = {}
         for index in members:
             runs.setdefault(trace_of[index], []).append(index)
-        found.extend(_cut(runs, states, clean, similarity, trace_of))
+        tasks.append(runs)
+    least = min_clean(tasks, states)
+    found: list[list[int]] = []
+    for runs in tasks:
+        found.extend(_cut(runs, states, clean, similarity, trace_of, least))
     return sorted(found, key=lambda g: g[0])

@@ -64,3 +64,28 @@ def test_clean_dissenters_alike_each_other_are_another_goal_and_unalike_ones_are
     # a dissenter with a failure sign does not count
     signed = [True, True, True, False]
     assert split_camps([[0, 1, 2, 3]], trace_of, states, signed, alike) == [[0, 1, 2, 3]]
+
+
+def test_one_clean_run_is_a_camp_only_in_a_job_without_repeats():
+    """Two tasks of one person each merged two runs that reached other end states, each
+    without a sign. Where most tasks with several runs hold two that agree (repeats), such a
+    run is a failed repeat that shows no sign and the task stays whole; where they do not
+    (one run per request), each run is its goal's only evidence and the task is cut."""
+    trace_of = ["a", "b", "c", "d"]
+    clean = [True] * 4
+    similarity = np.ones((4, 4))
+    groups = [[0, 1], [2, 3]]
+    assert split_camps(groups, trace_of, [A, B, C, D], clean, similarity) == [[0], [1], [2], [3]]
+    # a third task whose two runs agree: one of three tasks with several runs is not most
+    with_repeats = [*groups, [4, 5]]
+    trace_of += ["e", "f"]
+    states = [A, B, C, D, A, A]
+    got = split_camps(with_repeats, trace_of, states, [True] * 6, np.ones((6, 6)))
+    assert got == [[0], [1], [2], [3], [4, 5]]
+    # two of four agree, half: the job holds repeats, the disagreeing tasks stay whole
+    repeats = [*with_repeats, [6, 7]]
+    trace_of += ["g", "h"]
+    got = split_camps(repeats, trace_of, [*states, B, B], [True] * 8, np.ones((8, 8)))
+    assert got == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    # a run with a failure sign is no camp, even alone
+    assert split_camps([[0, 1]], trace_of, [A, B], [True, False], similarity) == [[0, 1]]
