@@ -17,6 +17,7 @@ reported apart (:func:`weak_cues`) and mark no run failed.
 - ``claimed_without_write``, ``transfer_without_trying``, ``consented_not_done``:
   :mod:`judge_service.forge.sign_writes`.
 - ``contradicts_user``: :mod:`judge_service.forge.sign_contradicts`.
+- ``invented_value``: :mod:`judge_service.forge.sign_invented`.
 - ``abandoned``: the conversation stops without an ending: its last word is not the agent's
   answer, nor the user's thanks or goodbye, nor a completed transfer to a human (a call
   named or answered like one: ``transfer_to_human``, "Transfer successful").
@@ -31,6 +32,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from judge_service.forge.sign_contradicts import contradicts_user
+from judge_service.forge.sign_invented import invented_values
 from judge_service.forge.sign_writes import (
     HANDOFF as HANDOFF,  # re-exported: where it was first
 )
@@ -178,6 +180,7 @@ def failure_signs(
     signs.extend(transfer_without_trying(trace, calls))
     signs.extend(consented_not_done(trace, calls))
     signs.extend(contradicts_user(trace, calls, writes))
+    signs.extend(invented_values(trace, calls, writes))
     if trace.metadata.get("abandoned") is True or not ended_properly(trace, calls):
         signs.append(
             FailureSign("abandoned", len(trace.messages) - 1, "the conversation has no ending")
