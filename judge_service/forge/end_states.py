@@ -12,13 +12,17 @@ fresh id, so that two runs that booked the same thing under other generated ids 
 End states, not call lists, are compared: two runs that reach the same states through other
 calls or another argument order agree.
 
-A task's reference is the end state that at least two of its repeats reached, more than any
-other (``consensus``; one clean run alone: ``single_trace``). Otherwise the forge *proposes*
-one (``proposed``): the candidates are the end states the runs reached and "nothing changed"
-(``{}``), whatever the runs did; each is weighed by the evidence of the runs behind it
-(:class:`RunEvidence`: their failure signs, whether the user accepted the outcome), and
-"nothing changed", when no run reached it, by a neutral prior between a clean run and a
-failed one. Every candidate keeps its reasons. A proposed reference is usable at once;
+A task's reference is the end state that at least two of its repeats reached, with more runs
+without a failure sign than any other end state has (``consensus``; one clean run alone:
+``single_trace``). A run with a sign has no vote: two runs that agree, one of which claimed a
+change it never made, are one clean run, and the clean runs that reached other end states
+are not outvoted by it (on the real retail runs such a consensus marked four successful runs
+failed). Otherwise the
+forge *proposes* one (``proposed``): the candidates are the end states the runs reached and
+"nothing changed" (``{}``), whatever the runs did; each is weighed by the evidence of the
+runs behind it (:class:`RunEvidence`: their failure signs, whether the user accepted the
+outcome), and "nothing changed", when no run reached it, by a neutral prior between a clean
+run and a failed one. Every candidate keeps its reasons. A proposed reference is usable at once;
 rewards made with it are provisional, and the task stays in review for a human to confirm
 or change. Every distinct end state is kept with its count and traces.
 """
@@ -176,20 +180,26 @@ def consensus(
     each run's ``evidence`` says (else only whether it looks failed).
 
     With one repeat, its end state is the reference (``single_trace``) unless it looks
-    failed. With more, the consensus needs :data:`MIN_AGREEING` repeats and more than any
-    other end state; any disagreement marks the task for review. Without either, the
-    reference is proposed (module docstring)."""
+    failed. With more, the consensus needs :data:`MIN_AGREEING` repeats, and more of them
+    that look sound than any other end state has; any disagreement marks the task for
+    review. Without
+    either, the reference is proposed (module docstring)."""
     by_state: dict[str, Candidate] = {}
     for trace_id, state, _ in outcomes:
         candidate = by_state.setdefault(canonical(state), Candidate(state, 0))
         candidate.count += 1
         candidate.traces.append(trace_id)
-    candidates = sorted(by_state.values(), key=lambda c: -c.count)
+    signed = {trace_id for trace_id, _, failed in outcomes if failed}
+
+    def votes(candidate: Candidate) -> int:
+        return sum(t not in signed for t in candidate.traces)
+
+    candidates = sorted(by_state.values(), key=lambda c: (-votes(c), -c.count))
     if len(outcomes) == 1 and not outcomes[0][2]:
         return Consensus(candidates, candidates[0].end_state, "single_trace", False)
     top = candidates[0]
-    runner_up = candidates[1].count if len(candidates) > 1 else 0
-    if top.count >= MIN_AGREEING and top.count > runner_up:
+    runner_up = votes(candidates[1]) if len(candidates) > 1 else 0
+    if top.count >= MIN_AGREEING and votes(top) > runner_up:
         return Consensus(candidates, top.end_state, "consensus", len(candidates) > 1)
     looks_failed = {trace_id: failed for trace_id, _, failed in outcomes}
     runs = {

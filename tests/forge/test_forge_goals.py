@@ -220,6 +220,21 @@ def test_consensus_needs_two_agreeing_repeats_and_more_than_any_other():
     assert failed_alone.source == "proposed" and failed_alone.reference == {}
 
 
+def test_a_run_with_a_failure_sign_has_no_vote_in_a_consensus():
+    """Two runs reached A, one of them with a sign (it claimed a change it never made); B and
+    C were each reached by a clean run: no end state has two sound votes, so the reference
+    is proposed from the evidence, and the clean runs are not outvoted."""
+    a, b, c = ({"x=1": {"v": v}} for v in (1, 2, 3))
+    outcomes = [("r1", a, True), ("r2", a, False), ("r3", b, False), ("r4", c, False)]
+    agreed = consensus(outcomes)
+    assert agreed.source == "proposed" and agreed.needs_review
+    # with a third sound run for A, A is the consensus however many signed runs join B
+    more = [*outcomes, ("r5", a, False), ("r6", b, True), ("r7", b, True)]
+    agreed = consensus(more)
+    assert agreed.source == "consensus" and agreed.reference == a
+    assert agreed.candidates[0].end_state == a  # ranked by sound votes first
+
+
 @pytest.mark.parametrize(
     ("ending", "abandoned"),
     [
