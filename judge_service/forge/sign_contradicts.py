@@ -60,13 +60,14 @@ def _norm(token: str) -> str:
     return token.lower().lstrip("#")
 
 
-def _scalars(value: Any) -> Iterator[str]:
+def scalars(value: Any) -> Iterator[str]:
+    """The text and integer leaves of a JSON value, in document order, as text."""
     if isinstance(value, dict):
         for item in value.values():
-            yield from _scalars(item)
+            yield from scalars(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _scalars(item)
+            yield from scalars(item)
     elif isinstance(value, str | int) and not isinstance(value, bool):
         yield str(value)
 
@@ -128,7 +129,7 @@ def _turn_words(message: dict[str, Any]) -> set[str]:
 def _write_values(call: ToolCall) -> dict[str, set[str]]:
     """The write's token values by shape."""
     found: dict[str, set[str]] = {}
-    for value in _scalars(call.arguments):
+    for value in scalars(call.arguments):
         if TOKEN.fullmatch(value):
             found.setdefault(shape(value), set()).add(value)
     return found
@@ -146,9 +147,7 @@ def _candidates(
         )
     for call in calls:
         if call.answer_turn is not None and call.answer_turn < before:
-            seen.update(
-                t for t in _scalars(call.payload) if TOKEN.fullmatch(t) and shape(t) == kind
-            )
+            seen.update(t for t in scalars(call.payload) if TOKEN.fullmatch(t) and shape(t) == kind)
             for record in records[call.index]:
                 seen.update(k for k in record if TOKEN.fullmatch(k) and shape(k) == kind)
     return seen
@@ -166,7 +165,7 @@ def _contradiction(
     candidates = _candidates(trace, calls, write.turn, kind, records) | used
     if len(candidates) < 2:
         return None
-    consumed = {_norm(v) for c in calls if c.turn < write.turn for v in _scalars(c.arguments)} - {
+    consumed = {_norm(v) for c in calls if c.turn < write.turn for v in scalars(c.arguments)} - {
         _norm(u) for u in used
     }
     all_marks = {c: _marks(c, calls, write.turn, records) for c in candidates}
@@ -191,7 +190,7 @@ def _contradiction(
         return None
     turn, words = latest
     # a value that a call after that turn used was asked for another call
-    later = {_norm(v) for c in calls if c.turn > turn for v in _scalars(c.arguments)}
+    later = {_norm(v) for c in calls if c.turn > turn for v in scalars(c.arguments)}
     asked = sorted(c for c in candidates - used if _named(words, own[c]) and _norm(c) not in later)
     told = any(
         m.get("role") == "assistant" and _named(_turn_words(m), used_marks)

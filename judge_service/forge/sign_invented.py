@@ -22,6 +22,7 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
+from judge_service.forge.sign_contradicts import scalars
 from judge_service.forge.sign_writes import is_write
 from judge_service.traces.calls import ToolCall
 from judge_service.traces.conversation import FailureSign, Trace, content_text, excerpt
@@ -39,15 +40,9 @@ def _words(text: str) -> str:
 
 def _choices(arguments: Any) -> Iterator[str]:
     """The argument values that are short words (module docstring), nested ones included."""
-    if isinstance(arguments, dict):
-        for value in arguments.values():
-            yield from _choices(value)
-    elif isinstance(arguments, list):
-        for value in arguments:
-            yield from _choices(value)
-    elif isinstance(arguments, str) and not _DIGIT.search(arguments):
-        words = _words(arguments)
-        if 0 < len(words.split()) <= MAX_WORDS:
+    for value in scalars(arguments):
+        words = _words(value)
+        if not _DIGIT.search(value) and 0 < len(words.split()) <= MAX_WORDS:
             yield words
 
 
