@@ -17,14 +17,13 @@ without a failure sign than any other end state has (``consensus``; one clean ru
 ``single_trace``). A run with a sign has no vote: two runs that agree, one of which claimed a
 change it never made, are one clean run, and the clean runs that reached other end states
 are not outvoted by it (on the real retail runs such a consensus marked four successful runs
-failed). Otherwise the
-forge *proposes* one (``proposed``): the candidates are the end states the runs reached and
-"nothing changed" (``{}``), whatever the runs did; each is weighed by the evidence of the
-runs behind it (:class:`RunEvidence`: their failure signs, whether the user accepted the
-outcome), and "nothing changed", when no run reached it, by a neutral prior between a clean
-run and a failed one. Every candidate keeps its reasons. A proposed reference is usable at once;
-rewards made with it are provisional, and the task stays in review for a human to confirm
-or change. Every distinct end state is kept with its count and traces.
+failed). Otherwise the forge *proposes* one (``proposed``): the candidates are the end states
+the runs reached and "nothing changed" (``{}``), whatever the runs did; each is weighed by the
+evidence of the runs behind it (:class:`RunEvidence`: their failure signs, whether the user
+accepted the outcome), and "nothing changed", when no run reached it, by a neutral prior
+between a clean run and a failed one. Every candidate keeps its reasons. A proposed reference
+is usable at once; rewards made with it are provisional, and the task stays in review for a
+human to confirm or change. Every distinct end state is kept with its count and traces.
 """
 
 from __future__ import annotations
@@ -182,8 +181,7 @@ def consensus(
     With one repeat, its end state is the reference (``single_trace``) unless it looks
     failed. With more, the consensus needs :data:`MIN_AGREEING` repeats, and more of them
     that look sound than any other end state has; any disagreement marks the task for
-    review. Without
-    either, the reference is proposed (module docstring)."""
+    review. Without either, the reference is proposed (module docstring)."""
     by_state: dict[str, Candidate] = {}
     for trace_id, state, _ in outcomes:
         candidate = by_state.setdefault(canonical(state), Candidate(state, 0))
