@@ -68,25 +68,25 @@ def _by_state(runs: Runs, states: Sequence[Mapping[str, Any]]) -> dict[str, list
     return by_state
 
 
-def min_clean(tasks: Sequence[Runs], states: Sequence[Mapping[str, Any]]) -> int:
-    """The clean runs a camp takes in this job: :data:`CAMP_MIN_CLEAN` where it holds
-    repeats, else 1 (module docstring)."""
-    several = [runs for runs in tasks if len(runs) >= 2]
-    agreeing = sum(1 for runs in several if len(_by_state(runs, states)) < len(runs))
+def min_clean(tasks: Sequence[Mapping[str, Sequence[str]]]) -> int:
+    """The clean runs a camp takes in this job, whose tasks' traces are given by the end
+    state each reached (:func:`_by_state`): :data:`CAMP_MIN_CLEAN` where it holds repeats,
+    else 1 (module docstring)."""
+    several = [by_state for by_state in tasks if sum(map(len, by_state.values())) >= 2]
+    agreeing = sum(1 for by_state in several if any(len(t) >= 2 for t in by_state.values()))
     return CAMP_MIN_CLEAN if agreeing >= REPEATS_SHARE * len(several) else 1
 
 
 def _cut(
     runs: Runs,
-    states: Sequence[Mapping[str, Any]],
+    by_state: Mapping[str, Sequence[str]],
     clean: Sequence[bool],
     similarity: np.ndarray,
     trace_of: Sequence[str],
     least: int,
 ) -> list[list[int]]:
-    """One task's members, cut into the goals its runs show (module docstring); ``least``:
-    the clean runs a camp takes."""
-    by_state = _by_state(runs, states)
+    """One task's members, cut into the goals its runs show (module docstring):
+    ``by_state`` its traces by end state, ``least`` the clean runs a camp takes."""
     spotless = {t for t, indices in runs.items() if all(clean[i] for i in indices)}
     camps = [
         [i for t in traces for i in runs[t]]
@@ -135,8 +135,9 @@ def split_camps(
         for index in members:
             runs.setdefault(trace_of[index], []).append(index)
         tasks.append(runs)
-    least = min_clean(tasks, states)
+    by_states = [_by_state(runs, states) for runs in tasks]
+    least = min_clean(by_states)
     found: list[list[int]] = []
-    for runs in tasks:
-        found.extend(_cut(runs, states, clean, similarity, trace_of, least))
+    for runs, by_state in zip(tasks, by_states, strict=True):
+        found.extend(_cut(runs, by_state, clean, similarity, trace_of, least))
     return sorted(found, key=lambda g: g[0])

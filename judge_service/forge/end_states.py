@@ -187,10 +187,10 @@ def consensus(
         candidate = by_state.setdefault(canonical(state), Candidate(state, 0))
         candidate.count += 1
         candidate.traces.append(trace_id)
-    signed = {trace_id for trace_id, _, failed in outcomes if failed}
+    looks_failed = {trace_id: failed for trace_id, _, failed in outcomes}
 
     def votes(candidate: Candidate) -> int:
-        return sum(t not in signed for t in candidate.traces)
+        return sum(not looks_failed[t] for t in candidate.traces)
 
     candidates = sorted(by_state.values(), key=lambda c: (-votes(c), -c.count))
     if len(outcomes) == 1 and not outcomes[0][2]:
@@ -199,7 +199,6 @@ def consensus(
     runner_up = votes(candidates[1]) if len(candidates) > 1 else 0
     if top.count >= MIN_AGREEING and votes(top) > runner_up:
         return Consensus(candidates, top.end_state, "consensus", len(candidates) > 1)
-    looks_failed = {trace_id: failed for trace_id, _, failed in outcomes}
     runs = {
         t: (evidence or {}).get(t) or RunEvidence(["looks failed"] if looks_failed[t] else [])
         for t in looks_failed
