@@ -21,11 +21,16 @@ How many clean runs make a camp depends on the job. Where its runs come in repea
 groups, several agents on one task set), a clean run that disagrees is most often a failed
 repeat that shows no sign, and a camp takes :data:`CAMP_MIN_CLEAN`. Where they do not (one
 run per request: production logs, a set held out from one agent), a run is its goal's only
-evidence, and one clean run is a camp. A job holds repeats when, of its tasks with several
-runs, at least :data:`REPEATS_SHARE` have an end state that two of them reached
-(:func:`min_clean`). On the real retail runs the share is 0.66 with both agents' runs, and
-0.31 and 0.21 with one agent's alone (one run per goal), whose tasks then merged 53% and 58%
-of goals; with one clean run a camp, 18% and 15% (docs/forge.md).
+evidence, and one run is a camp, with a failure sign or without: a run that failed is still
+its own goal's only run, not a failed repeat of the goal it merged with by words. A job holds
+repeats when at least :data:`REPEATS_SHARE` of its tasks hold several runs (:func:`min_clean`):
+where goals come one run each, only goals merged by their words share a task. Whether a
+task's runs agree says less: a weak agent's repeats disagree, and two runs of one goal, one
+of which failed, would read as a job without repeats. On the real retail runs the share is
+0.92 with both agents' runs, and 0.30 and 0.36 with one agent's alone (one run per goal),
+whose tasks then merged 53% and 58% of goals; with one clean run a camp, 23% and 15%; with
+any one run, 14% and 11%; telecom's (one run per goal) share is 0.11, merged 10% then 0%
+(docs/forge.md).
 
 A run's end state in a task is that of its goals there together (a compound goal's parts);
 "nothing changed" is an end state like any other.
@@ -43,8 +48,8 @@ from judge_service.traces.entities import canonical
 #: Clean runs an end state, or a set of dissenting runs, needs to stand as a goal of its own:
 #: as many as a consensus needs.
 CAMP_MIN_CLEAN = 2
-#: The share of a job's tasks with several runs that must hold an agreeing pair for the job
-#: to hold repeats (most of them).
+#: The share of a job's tasks that must hold several runs for the job to hold repeats (most
+#: of them).
 REPEATS_SHARE = 0.5
 
 Runs = dict[str, list[int]]  # one task's members by trace: a run's goals in the task
@@ -72,9 +77,8 @@ def min_clean(tasks: Sequence[Mapping[str, Sequence[str]]]) -> int:
     """The clean runs a camp takes in this job, whose tasks' traces are given by the end
     state each reached (:func:`_by_state`): :data:`CAMP_MIN_CLEAN` where it holds repeats,
     else 1 (module docstring)."""
-    several = [by_state for by_state in tasks if sum(map(len, by_state.values())) >= 2]
-    agreeing = sum(1 for by_state in several if any(len(t) >= 2 for t in by_state.values()))
-    return CAMP_MIN_CLEAN if agreeing >= REPEATS_SHARE * len(several) else 1
+    several = sum(1 for by_state in tasks if sum(map(len, by_state.values())) >= 2)
+    return CAMP_MIN_CLEAN if several >= REPEATS_SHARE * len(tasks) else 1
 
 
 def _cut(
@@ -87,7 +91,8 @@ def _cut(
 ) -> list[list[int]]:
     """One task's members, cut into the goals its runs show (module docstring):
     ``by_state`` its traces by end state, ``least`` the clean runs a camp takes."""
-    spotless = {t for t, indices in runs.items() if all(clean[i] for i in indices)}
+    # without repeats a signed run is no failed repeat of another goal: its own goal's only run
+    spotless = {t for t, indices in runs.items() if least == 1 or all(clean[i] for i in indices)}
     camps = [
         [i for t in traces for i in runs[t]]
         for traces in by_state.values()

@@ -66,26 +66,42 @@ def test_clean_dissenters_alike_each_other_are_another_goal_and_unalike_ones_are
     assert split_camps([[0, 1, 2, 3]], trace_of, states, signed, alike) == [[0, 1, 2, 3]]
 
 
-def test_one_clean_run_is_a_camp_only_in_a_job_without_repeats():
+def test_one_run_is_a_camp_only_in_a_job_without_repeats():
     """Two tasks of one person each merged two runs that reached other end states, each
-    without a sign. Where most tasks with several runs hold two that agree (repeats), such a
-    run is a failed repeat that shows no sign and the task stays whole; where they do not
-    (one run per request), each run is its goal's only evidence and the task is cut."""
-    trace_of = ["a", "b", "c", "d"]
-    clean = [True] * 4
-    similarity = np.ones((4, 4))
-    groups = [[0, 1], [2, 3]]
-    assert split_camps(groups, trace_of, [A, B, C, D], clean, similarity) == [[0], [1], [2], [3]]
-    # a third task whose two runs agree: one of three tasks with several runs is not most
-    with_repeats = [*groups, [4, 5]]
-    trace_of += ["e", "f"]
-    states = [A, B, C, D, A, A]
-    got = split_camps(with_repeats, trace_of, states, [True] * 6, np.ones((6, 6)))
-    assert got == [[0], [1], [2], [3], [4, 5]]
-    # two of four agree, half: the job holds repeats, the disagreeing tasks stay whole
-    repeats = [*with_repeats, [6, 7]]
-    trace_of += ["g", "h"]
-    got = split_camps(repeats, trace_of, [*states, B, B], [True] * 8, np.ones((8, 8)))
-    assert got == [[0, 1], [2, 3], [4, 5], [6, 7]]
-    # a run with a failure sign is no camp, even alone
-    assert split_camps([[0, 1]], trace_of, [A, B], [True, False], similarity) == [[0, 1]]
+    without a sign, beside tasks of one run each. Where most tasks hold one run (one run per
+    request), each run is its goal's only evidence and the task is cut; where most hold
+    several (repeats), such a run is a failed repeat that shows no sign and the task stays
+    whole."""
+    trace_of = ["a", "b", "c", "d", "e", "f", "g"]
+    similarity = np.ones((7, 7))
+    groups = [[0, 1], [2, 3], [4], [5], [6]]
+    states = [A, B, C, D, A, B, C]
+    got = split_camps(groups, trace_of, states, [True] * 7, similarity)
+    assert got == [[0], [1], [2], [3], [4], [5], [6]]
+    # without one of the single runs, two of four hold several, half: repeats
+    got = split_camps(groups[:4], trace_of[:6], states[:6], [True] * 6, similarity)
+    assert got == [[0, 1], [2, 3], [4], [5]]
+    # two of three hold several, most: the disagreeing tasks stay whole, though no task's
+    # runs agree (a weak agent's repeats)
+    fewer = [[0, 1], [2, 3], [4]]
+    got = split_camps(fewer, trace_of[:5], states[:5], [True] * 5, np.ones((5, 5)))
+    assert got == [[0, 1], [2, 3], [4]]
+
+
+def test_without_repeats_a_run_with_a_failure_sign_is_a_goal_of_its_own():
+    """One run per request: a run that failed is still the only run of its own goal, not a
+    failed repeat of the goal it merged with by words, so its end state is a camp too. With
+    repeats it is no camp."""
+    trace_of = ["a", "b", "c", "d", "e"]
+    similarity = np.ones((5, 5))
+    clean = [True, False, True, True, True]
+    groups = [[0, 1], [2], [3], [4]]
+    got = split_camps(groups, trace_of, [A, B, C, D, A], clean, similarity)
+    assert got == [[0], [1], [2], [3], [4]]
+    # with repeats, a signed run is no camp: beside a camp of two, it stays
+    repeats = [[0, 1, 2], [3, 4]]
+    got = split_camps(repeats, ["a", "b", "c", "d", "e"], [A, B, A, D, D], clean, similarity)
+    assert got == [[0, 1, 2], [3, 4]]
+    # two runs of one goal, the one that failed showing a sign: a job of repeats
+    got = split_camps([[0, 1]], trace_of[:2], [A, B], clean[:2], similarity[:2, :2])
+    assert got == [[0, 1]]
