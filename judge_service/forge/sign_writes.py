@@ -101,10 +101,14 @@ def says_yes(turn: str) -> bool:
     return bool(AFFIRM.search(turn)) and not REFUSE_ACTION.search(turn)
 
 
-def may_write(name: str) -> bool:
-    """Whether a tool could change something: its name reads neither as a read nor as a
-    hand-off."""
-    return name_prior(name) != "read" and not HANDOFF.search(name)
+def may_write(name: str, writes: Collection[str] | None = None) -> bool:
+    """Whether a call of ``name`` could change something: its name reads neither as a read
+    nor as a hand-off, and, where the tools are classed (``writes``), it is a write. A
+    domain's names may say nothing (``op_3``, ``customer.lookup``): a lookup that the traces
+    show changing nothing is then no write, however it is named."""
+    if name_prior(name) == "read" or HANDOFF.search(name):
+        return False
+    return writes is None or name in writes
 
 
 def is_write(name: str, writes: Collection[str] | None) -> bool:
@@ -114,12 +118,15 @@ def is_write(name: str, writes: Collection[str] | None) -> bool:
     return name in writes if writes is not None else name_prior(name) == "write"
 
 
-def _changed_before(calls: Sequence[ToolCall], turn: int) -> bool:
+def _changed_before(
+    calls: Sequence[ToolCall], turn: int, writes: Collection[str] | None = None
+) -> bool:
     """Whether a call that could change something succeeded (the agent's) or was made (the
     user's) before message ``turn``. ``calls`` are both roles' (``tool_calls(trace,
     roles=("assistant", "user"))``)."""
     return any(
-        c.turn < turn and may_write(c.name) and (c.caller == "user" or not c.error) for c in calls
+        c.turn < turn and may_write(c.name, writes) and (c.caller == "user" or not c.error)
+        for c in calls
     )
 
 
@@ -131,23 +138,27 @@ def claims(text: str) -> Iterator[str]:
             yield sentence
 
 
-def claimed_without_write(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
+def claimed_without_write(
+    trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> list[FailureSign]:
     """The first claim of a change done before anything that could change succeeded."""
     for turn, message in enumerate(trace.messages):
         if message.get("role") != "assistant":
             continue
         for sentence in claims(plain(content_text(message.get("content")))):
-            if not _changed_before(calls, turn + 1):
+            if not _changed_before(calls, turn + 1, writes):
                 return [FailureSign("claimed_without_write", turn, excerpt(sentence))]
     return []
 
 
-def transfer_without_trying(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
+def transfer_without_trying(
+    trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> list[FailureSign]:
     """A hand-off before any change was tried, refused by a tool, or said impossible."""
     handoff = next((c for c in calls if c.caller == "assistant" and HANDOFF.search(c.name)), None)
     if handoff is None:
         return []
-    tried = any(may_write(c.name) or c.error for c in calls if c.index < handoff.index)
+    tried = any(may_write(c.name, writes) or c.error for c in calls if c.index < handoff.index)
     refused = any(
         m.get("role") == "assistant" and REFUSAL.search(plain(content_text(m.get("content"))))
         for m in trace.messages[: handoff.turn + 1]
@@ -220,7 +231,9 @@ def _proposes(text: str) -> bool:
     return any(PROPOSES.search(s) and not HANDOFF.search(s) for s in asks)
 
 
-def consented_not_done(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureSign]:
+def consented_not_done(
+    trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> list[FailureSign]:
     """The user's last words say yes to the agent's last proposal, and nothing was done after
     it (``consented_not_done`` above)."""
     messages = trace.messages
@@ -240,6 +253,6 @@ def consented_not_done(trace: Trace, calls: Sequence[ToolCall]) -> list[FailureS
         return []
     if HANDOFF.search(last):  # "yes, transfer me": a hand-off changes nothing
         return []
-    if any(c.turn > proposal and may_write(c.name) for c in calls):
+    if any(c.turn > proposal and may_write(c.name, writes) for c in calls):
         return []
     return [FailureSign("consented_not_done", turn, excerpt(last))]

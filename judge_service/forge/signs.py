@@ -85,17 +85,19 @@ def _call_key(call: ToolCall) -> str:
     return json.dumps([call.name, call.arguments], sort_keys=True)
 
 
-def _made_good(call: ToolCall, later: Sequence[ToolCall]) -> bool:
+def _made_good(
+    call: ToolCall, later: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> bool:
     """Whether a failed call was made good by the calls after it (``tool_error`` above)."""
     worked = [c for c in later if not c.error]
     if not worked:
         return False
-    if not may_write(call.name):
+    if not may_write(call.name, writes):
         return True
     if any(c.name == call.name for c in worked):
         return True
     ids = _ids(call)
-    return bool(ids) and any(may_write(c.name) and ids & _ids(c) for c in worked)
+    return bool(ids) and any(may_write(c.name, writes) and ids & _ids(c) for c in worked)
 
 
 def _ids(call: ToolCall) -> set[str]:
@@ -103,7 +105,9 @@ def _ids(call: ToolCall) -> set[str]:
     return {value.lower().lstrip("#") for _, value in id_arguments(call)}
 
 
-def _tool_signs(every: Sequence[ToolCall]) -> list[FailureSign]:
+def _tool_signs(
+    every: Sequence[ToolCall], writes: Collection[str] | None = None
+) -> list[FailureSign]:
     """``retry_loop`` and ``tool_error`` of the agent's calls (a user's own tool that fails
     is what the agent is there to fix)."""
     signs = []
@@ -113,11 +117,11 @@ def _tool_signs(every: Sequence[ToolCall]) -> list[FailureSign]:
         same = repeats.setdefault(_call_key(call), [])
         same.append(call)
         reads = all(not c.error and c.answer is not None for c in same)
-        if len(same) == RETRY_LOOP_CALLS and not (reads and not may_write(call.name)):
+        if len(same) == RETRY_LOOP_CALLS and not (reads and not may_write(call.name, writes)):
             signs.append(
                 FailureSign("retry_loop", call.turn, f"{call.name} called {RETRY_LOOP_CALLS} times")
             )
-        if call.error and not _made_good(call, calls[position + 1 :]):
+        if call.error and not _made_good(call, calls[position + 1 :], writes):
             turn = call.answer_turn if call.answer_turn is not None else call.turn
             signs.append(FailureSign("tool_error", turn, excerpt(call.answer or "")))
     return signs
@@ -175,10 +179,10 @@ def failure_signs(
     """Every sign of the trace but consensus, in message order. ``writes`` names the write
     tools (:func:`judge_service.traces.effects.write_tools`); ``None``: by their names."""
     signs = _complaints(trace)
-    signs.extend(_tool_signs(calls))
-    signs.extend(claimed_without_write(trace, calls))
-    signs.extend(transfer_without_trying(trace, calls))
-    signs.extend(consented_not_done(trace, calls))
+    signs.extend(_tool_signs(calls, writes))
+    signs.extend(claimed_without_write(trace, calls, writes))
+    signs.extend(transfer_without_trying(trace, calls, writes))
+    signs.extend(consented_not_done(trace, calls, writes))
     signs.extend(contradicts_user(trace, calls, writes))
     signs.extend(invented_values(trace, calls, writes))
     if trace.metadata.get("abandoned") is True or not ended_properly(trace, calls):

@@ -7,8 +7,9 @@ what the tool is about holds another value (``open_ticket(customer_id="C4")`` re
 ``{"ticket_id": "T9", "customer_id": "C4"}`` is ``ticket_id=T9``: the object's own id), else
 its ``id`` field, else
 the call's single id argument (an answer without its own id), else its first id field. An id
-field or argument is one named like an identifier (``id``, ``*_id``, ``*Id``, ``*_ref``,
-``*_number``, ``*_code``, ``*_key``; not a zip, country or phone code) with a scalar value.
+field or argument is one named like an identifier, in snake or camel case (``id``, ``*_id``,
+``*Id``, ``*_ref``, ``*_number``, ``*_no``, ``*_code``, ``*_key``, ``*Key``; not a zip,
+country or phone code) with a scalar value.
 Nothing here knows a domain: the keys are whatever the tools call their ids.
 
 Fields that record *when* rather than *what* (``created_at``, ``updated_at``, ``timestamp``)
@@ -26,10 +27,10 @@ from typing import Any
 from judge_service.traces.calls import ToolCall
 
 ID_NAME = re.compile(
-    r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|_no$|"
-    r"_code$|[a-z0-9]Code$|_key$)"
+    r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|_no$|[a-z0-9]No$|"
+    r"_code$|[a-z0-9]Code$|_key$|[a-z0-9]Key$)"
 )
-ID_SUFFIX = re.compile(r"(_id|Id|_ref|Ref|_number|Number|_no|_code|Code|_key)$")
+ID_SUFFIX = re.compile(r"(_id|Id|_ref|Ref|_number|Number|_no|No|_code|Code|_key|Key)$")
 NOT_ID = re.compile(
     r"(zip|postal|post|country|currency|language|lang|status|area|phone)_?code$|phone"
 )

@@ -317,6 +317,31 @@ def test_a_failed_lookup_counts_only_when_nothing_worked_after_it():
     assert signs(gave_up) == ["tool_error"]
 
 
+def test_tools_whose_names_say_nothing_are_read_or_write_as_the_traces_class_them():
+    """Another domain's names may read neither as reads nor as writes (``op_1``): where the
+    forge classed its tools, a lookup it saw change nothing changes nothing here either."""
+    call = Calls()
+    got_past = make(
+        user("I'm ada@exmple.com"),
+        call("op_1", "Error: user not found", email="ada@exmple.com"),
+        call("op_2", "ada_1", full_name="Ada Byron"),
+        bot("Found you."),
+    )
+    assert signs(got_past, writes={"op_3"}) == []
+    assert signs(got_past) == ["tool_error"]  # by names alone op_1 might have written
+    done = bot("Your booking FX-20931 has been cancelled.")
+    looked = make(REQUEST, call("op_2", BOOKING, booking_ref="FX-20931"), done)
+    assert signs(looked, writes={"op_3"}) == ["claimed_without_write"]
+    assert signs(looked) == []
+    did = make(REQUEST, call("op_3", CANCELLED, booking_ref="FX-20931"), done)
+    assert signs(did, writes={"op_3"}) == []
+    yes = make(
+        ASK, call("op_2", BOOKING, booking_ref="FX-20931"), user("Yes, please go ahead. Thanks!")
+    )
+    assert signs(yes, writes={"op_3"}) == ["consented_not_done"]
+    assert signs(yes) == []
+
+
 def test_reading_a_record_three_times_is_no_loop_but_repeating_a_write_or_a_failure_is():
     call = Calls()
     reads = [call("get_booking", BOOKING, booking_ref="FX-20931") for _ in range(3)]
