@@ -20,7 +20,11 @@ A write is a call of a tool in ``writes`` (the classes of :mod:`judge_service.tr
 with none given, tools whose names read as writes), never one whose name reads as a read
 (``get_``, ``find_``): the evidence that classes tools can blame the read that showed a
 change. Where a sign only needs to know that nothing changed, any call whose name does not
-read as a read, nor as a hand-off, counts as one that could have.
+read as a read, nor as a hand-off, counts as one that could have, unless the tools are classed
+and it is no write (:func:`may_write`): another domain's names may read as neither (``op_3``),
+and a lookup whose name says nothing would then back every claim of a change done. On the real
+retail runs with every tool, id field and id format renamed, the signs kept their figures
+(balanced accuracy 0.767 against 0.770; 0.740 when names decided).
 """
 
 from __future__ import annotations
