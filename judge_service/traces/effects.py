@@ -10,7 +10,12 @@ In order, the first that speaks decides:
    when no call came in between, to the call whose answer showed the new state. A change
    that other, unnamed calls could have made (a refund to the customer's balance names the
    order, not the customer) is counted for none: a read that shows what an earlier write
-   changed stays a read. A tool with at least as many changes as
+   changed stays a read. Once every tool has a class, such a change goes to the call that
+   showed it after all, where that call named the entity itself, a field both states show
+   holds another value (numbers compared as numbers, however typed), and none of the calls
+   since the state before is a write: the exchange that answers the order it changed, after a
+   read of the catalogue. Without it, a write whose name says nothing (``op_3``) and whose
+   agent looked something else up first was left a read. A tool with at least as many changes as
    unchanged observations is a write; one seen only leaving entities as they were is a read.
    A call that, given the same arguments in two traces, answered two different objects whose
    ids no argument held made them: one change (a ticket opened twice for the same subject);
@@ -74,6 +79,9 @@ class ToolEffect:
 class _Evidence:
     changed: dict[str, int] = field(default_factory=dict)
     unchanged: dict[str, int] = field(default_factory=dict)
+    #: Changes counted for none (``_trace_evidence``), each as the call that showed the new
+    #: state, having named the entity itself, and the tools called since the state before.
+    unexplained: list[tuple[str, frozenset[str]]] = field(default_factory=list)
 
     def add(self, counts: dict[str, int], tool: str) -> None:
         counts[tool] = counts.get(tool, 0) + 1
@@ -81,6 +89,7 @@ class _Evidence:
 
 def _trace_evidence(calls: Sequence[ToolCall], evidence: _Evidence) -> None:
     seen: dict[str, str] = {}  # entity key -> canonical last state
+    last: dict[str, Any] = {}  # entity key -> last state
     seen_at: dict[str, int] = {}  # entity key -> position of the call that showed it last
     since: dict[str, list[ToolCall]] = {}  # entity key -> calls naming it since that state
     done = [c for c in calls if not c.error]
@@ -95,14 +104,44 @@ def _trace_evidence(calls: Sequence[ToolCall], evidence: _Evidence) -> None:
                     evidence.add(evidence.changed, between[-1].name)
                 elif seen_at[key] == position - 1:
                     evidence.add(evidence.changed, call.name)
+                elif _field_changed(last[key], state) and key in {
+                    entity_key(n, v) for n, v in id_arguments(call)
+                }:
+                    others = frozenset(c.name for c in done[seen_at[key] + 1 : position])
+                    evidence.unexplained.append((call.name, others))
             elif key in seen:
                 for tool in {c.name for c in between} | {call.name}:
                     evidence.add(evidence.unchanged, tool)
-            seen[key], seen_at[key], since[key] = now, position, []
+            seen[key], seen_at[key], since[key], last[key] = now, position, [], state
         for name, value in id_arguments(call):
             key = entity_key(name, value)
             if key not in shown:
                 since.setdefault(key, []).append(call)
+
+
+def _loose(value: Any) -> Any:
+    """``value`` with numbers as floats, however written (``3.2``, ``"3.2"``, ``0`` and
+    ``0.0`` are one value): two tools may show one field in other types."""
+    if isinstance(value, dict):
+        return {k: _loose(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_loose(v) for v in value]
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _field_changed(before: Any, after: Any) -> bool:
+    """Whether a field both states show holds another value: two reads of one record that
+    show other fields of it, or the same in other types (a line's details, then its data
+    usage), changed nothing."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return canonical(_loose(before)) != canonical(_loose(after))
+    shared = before.keys() & after.keys()
+    return any(canonical(_loose(before[k])) != canonical(_loose(after[k])) for k in shared)
 
 
 def _made(call: ToolCall) -> str | None:
@@ -186,6 +225,26 @@ def classify_tools(
         every += calls
     _creations(every, evidence)
     forced = {**{n: "read" for n in reads}, **{n: "write" for n in writes}}
+    _decide(effects, evidence, forced, schema_effects)
+    # a change counted for none goes to the call that named the entity and showed it changed,
+    # once none of the calls since the state before is a write (step 3 of the docstring)
+    for tool, others in evidence.unexplained:
+        if not any(effects[o].effect == "write" for o in others):
+            evidence.add(evidence.changed, tool)
+    if evidence.unexplained:
+        _decide(effects, evidence, forced, schema_effects)
+    for name in forced:
+        effects.setdefault(name, ToolEffect(name, forced[name], "override"))  # type: ignore[arg-type]
+    return dict(sorted(effects.items()))
+
+
+def _decide(
+    effects: dict[str, ToolEffect],
+    evidence: _Evidence,
+    forced: Mapping[str, str],
+    schema_effects: Mapping[str, Effect | None],
+) -> None:
+    """Each tool's class from the override, its schema, the evidence or its name, in order."""
     for name, effect in effects.items():
         effect.changed = evidence.changed.get(name, 0)
         effect.unchanged = evidence.unchanged.get(name, 0)
@@ -200,9 +259,6 @@ def classify_tools(
             effect.effect, effect.source = "read", "evidence"
         elif prior is not None:
             effect.effect, effect.source = prior, "name"
-    for name in forced:
-        effects.setdefault(name, ToolEffect(name, forced[name], "override"))  # type: ignore[arg-type]
-    return dict(sorted(effects.items()))
 
 
 def write_tools(effects: Mapping[str, ToolEffect]) -> frozenset[str]:

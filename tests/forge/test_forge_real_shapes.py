@@ -55,6 +55,39 @@ def test_a_read_that_shows_what_an_unnamed_write_changed_stays_a_read():
     assert effects["order"].effect == "read"
 
 
+def _exchange_run(trace_id: str, shown: Any) -> Trace:
+    """A booking is read, then a catalogue entry (another record), then a tool whose name
+    says nothing changes the booking and answers it; ``shown`` is what a second catalogue
+    read then shows of the booking's price, in another type."""
+    messages = [
+        {"role": "user", "content": "Please swap the cabin on booking BK-77."},
+        _call("assistant", "1", "op_1", {"booking_ref": "BK-77"}),
+        _answer("1", {"booking_ref": "BK-77", "cabin": "economy", "price": 120}),
+        _call("assistant", "2", "op_2", {"product_ref": "P-5"}),
+        _answer("2", {"product_ref": "P-5", "cabins": ["economy", "business"]}),
+        _call("assistant", "3", "op_3", {"booking_ref": "BK-77", "cabin": "business"}),
+        _answer("3", {"booking_ref": "BK-77", "cabin": "business", "price": 120}),
+        _call("assistant", "4", "op_2", {"product_ref": "P-5"}),
+        _answer("4", {"product_ref": "P-5", "cabins": ["economy", "business"]}),
+        _call("assistant", "5", "op_4", {"booking_ref": "BK-77"}),
+        _answer("5", {"booking_ref": "BK-77", "price": shown}),
+    ]
+    return Trace(id=trace_id, line=1, messages=messages, tools=None, metadata={})
+
+
+def test_a_write_whose_answer_shows_its_change_after_other_reads_is_a_write():
+    """The change the write's own answer shows, with only reads of other records since the
+    record was last seen, is the write's, whatever its name; a later read that shows one of
+    the record's fields again, as text, changed nothing."""
+    effects = classify_tools(
+        [tool_calls(_exchange_run("e1", "120")), tool_calls(_exchange_run("e2", 120.0))]
+    )
+    assert effects["op_3"].effect == "write", effects["op_3"].as_dict()
+    assert effects["op_3"].source == "evidence"
+    assert effects["op_4"].effect == "read", effects["op_4"].as_dict()
+    assert effects["op_1"].effect == effects["op_2"].effect == "read"
+
+
 def test_the_users_own_tool_calls_are_read_and_their_writes_make_the_end_state():
     messages = [
         {"role": "user", "content": "My phone shows no service."},
