@@ -21,7 +21,11 @@ states, embeddings, merge, consensus, families, signs). The baseline, in the sam
 same traces, is the TF-IDF fallback; the ratio is MiniLM's time over it.
 
     python bench/forge_traces.py [--domain retail --domain generated ...] [--skip-speed]
-        [--traces 1000] [--json]
+        [--traces 1000] [--json] [--renamed]
+
+``--renamed`` adds, beside each real domain, its runs with every tool named ``op_<n>`` and every
+field of the calls and answers in the other case style (``bench/real_traces_figures.renamed``):
+no rule may rest on one domain's names.
 """
 
 from __future__ import annotations
@@ -35,7 +39,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.real_traces_figures import generated_runs, measure, real_domains, real_runs, table
+from bench.real_traces_figures import (
+    generated_runs,
+    measure,
+    real_domains,
+    real_runs,
+    renamed,
+    table,
+)
 from judge_service.forge.embed import Embedder, TfidfEmbedder, get_embedder
 from judge_service.forge.scoring import forge_figures
 from judge_service.forge.trace_tasks import forge_traces
@@ -54,11 +65,15 @@ FIGURES = (
 REAL_LENGTH = 15 * 1024
 
 
-def _per_domain(domains: list[str], embedder: Embedder) -> dict[str, dict[str, Any]]:
+def _per_domain(
+    domains: list[str], embedder: Embedder, other_names: bool = False
+) -> dict[str, dict[str, Any]]:
     columns = {}
     for domain in domains:
         runs, truth = generated_runs() if domain == "generated" else real_runs(domain)
         columns[domain] = measure(runs, truth, embedder)
+        if other_names and domain != "generated":
+            columns[f"{domain} renamed"] = measure(*renamed(runs, truth), embedder)
     print("per domain (MiniLM; real runs uploaded as id and messages only):")
     print(table(columns))
     return columns
@@ -205,12 +220,17 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=1000, help="conversations timed")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--json", action="store_true", help="also print every figure as JSON")
+    parser.add_argument(
+        "--renamed",
+        action="store_true",
+        help="beside each real domain, its runs with every tool and field renamed",
+    )
     args = parser.parse_args()
     chosen = [d for d in domains if d in (args.domain or domains)]
     started = time.perf_counter()
     embedder = get_embedder()  # the model loads once, outside every timing
     report: dict[str, Any] = {"embedding_model": embedder.name}
-    report["domains"] = _per_domain(chosen, embedder)
+    report["domains"] = _per_domain(chosen, embedder, args.renamed)
     if "generated" in chosen:
         report["generated"] = _quality()
     if not args.skip_speed:

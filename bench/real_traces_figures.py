@@ -31,7 +31,9 @@ the same function gives its column beside the real domains.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -116,6 +118,56 @@ def generated_runs(folder: Path = GENERATED) -> tuple[list[Run], Truth]:
         for task in _jsonl(folder / "tasks_train.jsonl")
     }
     return runs, {g: truth[g] for g in goals if g in truth}
+
+
+def _other_style(key: str) -> str:
+    """A field's name in the other case style: ``order_id`` as ``orderId``, ``orderId`` as
+    ``order_id``; a name of one lower-case word as it is."""
+    if "_" in key:
+        head, *rest = key.split("_")
+        return head + "".join(part[:1].upper() + part[1:] for part in rest)
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), key)
+
+
+def _keys(value: Any, found: set[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found.add(str(key))
+            _keys(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _keys(item, found)
+
+
+def renamed(runs: Sequence[Run], truth: Truth) -> tuple[list[Run], Truth]:
+    """``runs`` and ``truth`` in another domain's words: every tool named ``op_<n>``, and
+    every field of the calls' arguments and the tools' answers in the other case style
+    (``order_id`` as ``orderId``). The forge and the world must measure the same on them:
+    no rule may rest on one domain's names."""
+    tools: set[str] = {a["name"] for actions in truth.values() for a in actions}
+    fields: set[str] = set()
+    for run in runs:
+        for message in run["messages"]:
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                tools.add(function.get("name", ""))
+                with contextlib.suppress(ValueError):  # a broken call names no field
+                    _keys(json.loads(function.get("arguments") or "{}"), fields)
+            if message.get("role") == "tool":
+                with contextlib.suppress(ValueError, TypeError):  # a text answer has no fields
+                    _keys(json.loads(message.get("content") or ""), fields)
+    tools.discard("")
+    # the runs' own keys (messages, metadata, calls) keep their names: only the domain's change
+    fields -= {k for run in runs for k in (*run, *run.get("metadata", {}))}
+    fields -= {k for run in runs for m in run["messages"] for k in m}
+    fields -= {"function", "arguments", "name", "type", "id"}
+    names = {n: f"op_{i}" for i, n in enumerate(sorted(tools, key=lambda n: (-len(n), n)))}
+    names.update({f: _other_style(f) for f in fields if f not in names and _other_style(f) != f})
+    text = json.dumps([list(runs), truth])
+    for old, new in sorted(names.items(), key=lambda item: -len(item[0])):
+        text = text.replace(f'"{old}"', f'"{new}"').replace(f'\\"{old}\\"', f'\\"{new}\\"')
+    new_runs, new_truth = json.loads(text)
+    return new_runs, new_truth
 
 
 def upload_text(runs: Iterable[Run]) -> str:
