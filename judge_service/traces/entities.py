@@ -89,10 +89,12 @@ def _named_by(field: str, tool: str) -> bool:
 def own_id(obj: dict[str, Any], values: Collection[str], tool: str) -> tuple[str, str] | None:
     """The object's own id field, when the call passed not its value but another id
     field's: an id field named like what the tool is about (or ``id``) holding a value no
-    argument held, beside one an argument did. The object refers to what the call named and
-    is keyed by its own id: ``open_ticket(customer_id="C-4")`` answering ``{"ticket_id":
-    "TK-1", "customer_id": "C-4"}`` is a ticket."""
-    return _own(_ids(obj), values, tool)
+    argument held, beside one an argument did; where no id field is named like the tool, the
+    object's first id field, when no argument held its value and the object's fields come in
+    their own order (:func:`_ordered`). The object refers to what the call named and is keyed
+    by its own id: ``open_ticket(customer_id="C-4")`` answering ``{"ticket_id": "TK-1",
+    "customer_id": "C-4", "subject": …}`` is a ticket, and so it is answering ``op_7``."""
+    return _own(_ids(obj), values, tool, _ordered(obj))
 
 
 def _ids(obj: dict[str, Any]) -> list[tuple[str, str]]:
@@ -100,10 +102,27 @@ def _ids(obj: dict[str, Any]) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in obj.items() if is_id_name(k) and _scalar(v)]
 
 
-def _own(ids: list[tuple[str, str]], values: Collection[str], tool: str) -> tuple[str, str] | None:
+#: Fields an object needs for the order of its keys to say which id is its own.
+ORDERED_FIELDS = 3
+
+
+def _ordered(obj: dict[str, Any]) -> bool:
+    """Whether the object's fields come in the backend's own order: enough of them, and not
+    sorted by name (an answer serialised with sorted keys says nothing by its order)."""
+    keys = [str(k) for k in obj]
+    return len(keys) >= ORDERED_FIELDS and keys != sorted(keys)
+
+
+def _own(
+    ids: list[tuple[str, str]], values: Collection[str], tool: str, ordered: bool = False
+) -> tuple[str, str] | None:
     if not any(v in values for _, v in ids):
         return None
-    return next(((k, v) for k, v in ids if v not in values and _named_by(k, tool)), None)
+    if any(_named_by(k, tool) for k, _ in ids):
+        return next(((k, v) for k, v in ids if v not in values and _named_by(k, tool)), None)
+    # a name that says nothing of what the tool is about (``op_7``): an object whose fields
+    # come in their own order puts its own id first, references to others after
+    return ids[0] if ordered and ids[0][1] not in values else None
 
 
 def _identity(
@@ -111,7 +130,7 @@ def _identity(
 ) -> str | None:
     ids = _ids(obj)
     argument_values = {v for _, v in arguments}
-    own = _own(ids, argument_values, tool)
+    own = _own(ids, argument_values, tool, _ordered(obj))
     if own is not None:
         return entity_key(*own)
     for field, value in ids:

@@ -385,6 +385,20 @@ def test_the_same_call_making_other_tickets_in_other_runs_is_evidence_of_a_write
             {"ticket_id": "T1", "customer_id": "C-4"},
             "customer_id=C-4",
         ),
+        # a name that says nothing, an object in its backend's order: its first id is its own
+        (
+            "op_7",
+            {"customer_id": "C-4"},
+            {"ticket_id": "T1", "customer_id": "C-4", "subject": "no signal"},
+            "ticket_id=T1",
+        ),
+        # the same fields sorted by name say nothing by their order
+        (
+            "op_7",
+            {"customer_id": "C-4"},
+            {"customer_id": "C-4", "subject": "no signal", "ticket_id": "T1"},
+            "customer_id=C-4",
+        ),
     ],
 )
 def test_an_object_is_keyed_by_its_own_id_when_the_tool_is_about_it(
