@@ -17,6 +17,9 @@ In order, the first that speaks decides:
    read of the catalogue. Without it, a write whose name says nothing (``op_3``) and whose
    agent looked something else up first was left a read. A tool with at least as many changes as
    unchanged observations is a write; one seen only leaving entities as they were is a read.
+   An answer that shows no record (text: "Airplane mode is now OFF") is a view of its call's
+   name and arguments: the same call answered otherwise than last time was changed by the
+   one call between them (or, with none, by itself), answered alike it changed nothing.
    A call that, given the same arguments in two traces, answered two different objects whose
    ids no argument held made them: one change (a ticket opened twice for the same subject);
 4. the name, as a prior only (``get_``, ``search_``, a question such as ``can_…`` or
@@ -93,6 +96,7 @@ def _trace_evidence(calls: Sequence[ToolCall], evidence: _Evidence) -> None:
     seen_at: dict[str, int] = {}  # entity key -> position of the call that showed it last
     since: dict[str, list[ToolCall]] = {}  # entity key -> calls naming it since that state
     done = [c for c in calls if not c.error]
+    views: dict[str, tuple[str, int]] = {}  # a call's name and arguments -> its last answer
     for position, call in enumerate(done):
         states = answer_entities(call)
         shown = {key for key, _ in states}
@@ -117,6 +121,31 @@ def _trace_evidence(calls: Sequence[ToolCall], evidence: _Evidence) -> None:
             key = entity_key(name, value)
             if key not in shown:
                 since.setdefault(key, []).append(call)
+        if not states and call.answer:
+            _view_evidence(call, position, done, views, evidence)
+
+
+def _view_evidence(
+    call: ToolCall,
+    position: int,
+    done: Sequence[ToolCall],
+    views: dict[str, tuple[str, int]],
+    evidence: _Evidence,
+) -> None:
+    """Evidence from an answer that shows no record (a device's "Airplane mode is OFF"):
+    the same call answered otherwise than last time changed, with one call between them,
+    by that call, or, with none, by itself; answered alike, it changed nothing."""
+    view = f"{call.name}({canonical(call.arguments)})"
+    answer = (call.answer or "").strip()
+    if view in views:
+        before, at = views[view]
+        if before == answer:
+            evidence.add(evidence.unchanged, call.name)
+        elif at == position - 1:
+            evidence.add(evidence.changed, call.name)
+        elif at == position - 2:
+            evidence.add(evidence.changed, done[position - 1].name)
+    views[view] = (answer, position)
 
 
 def _loose(value: Any) -> Any:

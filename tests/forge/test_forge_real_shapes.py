@@ -88,6 +88,26 @@ def test_a_write_whose_answer_shows_its_change_after_other_reads_is_a_write():
     assert effects["op_1"].effect == effects["op_2"].effect == "read"
 
 
+def test_a_call_between_two_text_answers_that_differ_changed_something():
+    """Answers in text show no record: a status read twice, answered otherwise with one call
+    between, was changed by that call; answered alike, the read changed nothing."""
+    messages = [
+        {"role": "user", "content": "My phone shows no service."},
+        _call("user", "u1", "op_1", {}),
+        _answer("u1", "Status: airplane mode ON, no signal"),
+        _call("user", "u2", "op_2", {}),
+        _answer("u2", "Done."),
+        _call("user", "u3", "op_1", {}),
+        _answer("u3", "Status: airplane mode OFF, 4 bars"),
+        _call("user", "u4", "op_1", {}),
+        _answer("u4", "Status: airplane mode OFF, 4 bars"),
+    ]
+    trace = Trace(id="t", line=1, messages=messages, tools=None, metadata={})
+    effects = classify_tools([tool_calls(trace, roles=("assistant", "user"))])
+    assert effects["op_2"].effect == "write" and effects["op_2"].source == "evidence"
+    assert effects["op_1"].effect == "read" and effects["op_1"].unchanged == 1
+
+
 def test_the_users_own_tool_calls_are_read_and_their_writes_make_the_end_state():
     messages = [
         {"role": "user", "content": "My phone shows no service."},
