@@ -3,7 +3,8 @@
 - ``claimed_without_write``: the agent says a change is done ("your order has been
   cancelled", "I've updated …") while no call that could change anything has succeeded yet,
   neither the agent's nor the user's own (a user with tools of their own).
-- ``transfer_without_trying``: a hand-off to a human (a call named like one) before anything
+- ``transfer_without_trying``: a hand-off to a human (a call named like one, or one that
+  changes nothing and answers in a few words that the hand-off is done) before anything
   was tried: no call that could change anything, by the agent or the user, no tool that
   refused, and no word of the agent that the request cannot be done.
 - ``consented_not_done``: the agent's last words propose a change and ask the user to
@@ -115,6 +116,28 @@ def may_write(name: str, writes: Collection[str] | None = None) -> bool:
     return writes is None or name in writes
 
 
+#: A tool's short answer that reports a hand-off done ("Transfer successful"), and how long
+#: such an answer may be (a longer one describes, say, a payment transfer's record).
+HANDED_OFF = re.compile(r"success|complete|connected|escalated|transferred", re.IGNORECASE)
+HANDOFF_ANSWER_CHARS = 80
+
+
+def hands_off(call: ToolCall, writes: Collection[str] | None = None) -> bool:
+    """Whether a call hands the conversation to a human: named like a hand-off, or, whatever
+    its name (``op_9``), a tool that changes nothing answering in a few words that the
+    hand-off is done."""
+    if HANDOFF.search(call.name):
+        return True
+    answer = call.answer or ""
+    return (
+        writes is not None
+        and call.name not in writes
+        and len(answer) <= HANDOFF_ANSWER_CHARS
+        and bool(HANDOFF.search(answer))
+        and bool(HANDED_OFF.search(answer))
+    )
+
+
 def is_write(name: str, writes: Collection[str] | None) -> bool:
     """Whether a call of ``name`` is a write (module docstring)."""
     if name_prior(name) == "read" or HANDOFF.search(name):
@@ -159,7 +182,7 @@ def transfer_without_trying(
     trace: Trace, calls: Sequence[ToolCall], writes: Collection[str] | None = None
 ) -> list[FailureSign]:
     """A hand-off before any change was tried, refused by a tool, or said impossible."""
-    handoff = next((c for c in calls if c.caller == "assistant" and HANDOFF.search(c.name)), None)
+    handoff = next((c for c in calls if c.caller == "assistant" and hands_off(c, writes)), None)
     if handoff is None:
         return []
     tried = any(may_write(c.name, writes) or c.error for c in calls if c.index < handoff.index)

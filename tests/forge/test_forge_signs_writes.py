@@ -242,6 +242,19 @@ def test_a_hand_off_before_anything_was_tried_is_a_sign():
     assert signs(trace) == ["transfer_without_trying"]
 
 
+def test_a_hand_off_whose_name_says_nothing_is_known_by_its_short_answer():
+    call = Calls()
+    lookup = call("op_1", BOOKING, booking_ref="FX-20931")
+    done = call("op_9", "Transfer successful", summary="wants a refund")
+    trace = make(REQUEST, lookup, done, bot("A colleague will take it from here."))
+    assert signs(trace, writes={"op_3"}) == ["transfer_without_trying"]
+    assert signs(trace) == []  # without the tools' classes op_9 might have written
+    record = {"transfer_ref": "TR-5", "status": "transferred", "amount": 40, "to": "IBAN DE89"}
+    payment = call("op_9", record, booking_ref="FX-20931")
+    moved = make(REQUEST, lookup, payment, bot("Your payment is on its way."))
+    assert signs(moved, writes={"op_3"}) == []  # a transfer's record, not a hand-off
+
+
 def test_a_hand_off_after_a_write_a_refusal_or_the_users_own_attempt_is_not():
     call = Calls()
     tried = make(
