@@ -313,15 +313,19 @@ def test_a_failed_write_is_made_good_by_a_later_write_on_the_same_record():
     assert signs(other_record) == ["tool_error"]
 
 
-def test_a_failed_lookup_counts_only_when_nothing_worked_after_it():
-    call = Calls()
-    got_past = make(
+def _got_past(call: Calls, failed: str, worked: str) -> Trace:
+    """A lookup by a mistyped e-mail that failed (``failed``), then one by name that worked."""
+    return make(
         user("I'm ada@exmple.com"),
-        call("find_user_by_email", "Error: user not found", email="ada@exmple.com"),
-        call("find_user_by_name", "ada_1", full_name="Ada Byron"),
+        call(failed, "Error: user not found", email="ada@exmple.com"),
+        call(worked, "ada_1", full_name="Ada Byron"),
         bot("Found you."),
     )
-    assert signs(got_past) == []
+
+
+def test_a_failed_lookup_counts_only_when_nothing_worked_after_it():
+    call = Calls()
+    assert signs(_got_past(call, "find_user_by_email", "find_user_by_name")) == []
     gave_up = make(
         user("I'm ada@exmple.com"),
         call("find_user_by_email", "Error: service unavailable", email="ada@exmple.com"),
@@ -334,12 +338,7 @@ def test_tools_whose_names_say_nothing_are_read_or_write_as_the_traces_class_the
     """Another domain's names may read neither as reads nor as writes (``op_1``): where the
     forge classed its tools, a lookup it saw change nothing changes nothing here either."""
     call = Calls()
-    got_past = make(
-        user("I'm ada@exmple.com"),
-        call("op_1", "Error: user not found", email="ada@exmple.com"),
-        call("op_2", "ada_1", full_name="Ada Byron"),
-        bot("Found you."),
-    )
+    got_past = _got_past(call, "op_1", "op_2")
     assert signs(got_past, writes={"op_3"}) == []
     assert signs(got_past) == ["tool_error"]  # by names alone op_1 might have written
     done = bot("Your booking FX-20931 has been cancelled.")
