@@ -73,11 +73,10 @@ def _by_state(runs: Runs, states: Sequence[Mapping[str, Any]]) -> dict[str, list
     return by_state
 
 
-def min_clean(tasks: Sequence[Mapping[str, Sequence[str]]]) -> int:
-    """The clean runs a camp takes in this job, whose tasks' traces are given by the end
-    state each reached (:func:`_by_state`): :data:`CAMP_MIN_CLEAN` where it holds repeats,
-    else 1 (module docstring)."""
-    several = sum(1 for by_state in tasks if sum(map(len, by_state.values())) >= 2)
+def min_clean(tasks: Sequence[Runs]) -> int:
+    """The clean runs a camp takes in this job of ``tasks`` (each its members by trace):
+    :data:`CAMP_MIN_CLEAN` where it holds repeats, else 1 (module docstring)."""
+    several = sum(1 for runs in tasks if len(runs) >= 2)
     return CAMP_MIN_CLEAN if several >= REPEATS_SHARE * len(tasks) else 1
 
 
@@ -107,7 +106,7 @@ def _cut(
         apart = {trace_of[i] for i in dissent}
         alike = _mean(similarity, dissent, dissent, trace_of)
         if (
-            len(apart) >= max(least, CAMP_MIN_CLEAN)
+            len(apart) >= CAMP_MIN_CLEAN
             and alike > _mean(similarity, dissent, rest, trace_of)
             and alike >= _mean(similarity, camps[0], camps[0], trace_of)
         ):
@@ -140,9 +139,8 @@ def split_camps(
         for index in members:
             runs.setdefault(trace_of[index], []).append(index)
         tasks.append(runs)
-    by_states = [_by_state(runs, states) for runs in tasks]
-    least = min_clean(by_states)
+    least = min_clean(tasks)
     found: list[list[int]] = []
-    for runs, by_state in zip(tasks, by_states, strict=True):
-        found.extend(_cut(runs, by_state, clean, similarity, trace_of, least))
+    for runs in tasks:
+        found.extend(_cut(runs, _by_state(runs, states), clean, similarity, trace_of, least))
     return sorted(found, key=lambda g: g[0])

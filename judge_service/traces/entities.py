@@ -27,8 +27,8 @@ from typing import Any
 from judge_service.traces.calls import ToolCall
 
 ID_NAME = re.compile(
-    r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|_no$|[a-z0-9]No$|"
-    r"_code$|[a-z0-9]Code$|_key$|[a-z0-9]Key$)"
+    r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|"
+    r"_no$|[a-z0-9]No$|_code$|[a-z0-9]Code$|_key$|[a-z0-9]Key$)"
 )
 ID_SUFFIX = re.compile(r"(_id|Id|_ref|Ref|_number|Number|_no|No|_code|Code|_key|Key)$")
 NOT_ID = re.compile(
@@ -118,8 +118,9 @@ def _own(
 ) -> tuple[str, str] | None:
     if not any(v in values for _, v in ids):
         return None
-    if any(_named_by(k, tool) for k, _ in ids):
-        return next(((k, v) for k, v in ids if v not in values and _named_by(k, tool)), None)
+    named = [(k, v) for k, v in ids if _named_by(k, tool)]
+    if named:
+        return next(((k, v) for k, v in named if v not in values), None)
     # a name that says nothing of what the tool is about (``op_7``): an object whose fields
     # come in their own order puts its own id first, references to others after
     return ids[0] if ordered and ids[0][1] not in values else None
