@@ -21,7 +21,11 @@ failed). Otherwise the forge *proposes* one (``proposed``): the candidates are t
 the runs reached and "nothing changed" (``{}``), whatever the runs did; each is weighed by the
 evidence of the runs behind it (:class:`RunEvidence`: their failure signs, whether the user
 accepted the outcome), and "nothing changed", when no run reached it, by a neutral prior
-between a clean run and a failed one. Every candidate keeps its reasons. A proposed reference
+between a clean run and a failed one. An end state that holds every change another run's
+made, and more, weighs :data:`DID_MORE` more: of two polite runs, the one that stopped short
+is the usual failure (on the real retail runs, of the pairs where one run's end state holds
+the other's and only one run succeeded, the fuller one succeeded in 21 of 23). Every
+candidate keeps its reasons. A proposed reference
 is usable at once; rewards made with it are provisional, and the task stays in review for a
 human to confirm or change. Every distinct end state is kept with its count and traces.
 """
@@ -48,6 +52,9 @@ CLEAN_RUN = 2.0
 ACCEPTED = 1.0
 NO_RUN_PRIOR = 1.5
 ASKED_VALUE = 1.0
+#: What an end state that holds another run's end state and more weighs beyond its runs'
+#: evidence: less than any of theirs, so that it decides only between candidates as good.
+DID_MORE = 0.5
 
 
 @dataclass
@@ -219,5 +226,17 @@ def _proposed(candidates: list[Candidate], runs: Mapping[str, RunEvidence]) -> C
         else:
             candidate.score = NO_RUN_PRIOR
             candidate.reasons = ["no run left everything as it was: the neutral prior"]
+    reached = [c for c in candidates if c.traces]
+    for candidate in reached:
+        if any(_holds_more(candidate.end_state, other.end_state) for other in reached):
+            candidate.score = (candidate.score or 0.0) + DID_MORE
+            candidate.reasons.append("holds every change another run made, and more")
     ranked = sorted(candidates, key=lambda c: (-(c.score or 0.0), -c.count))
     return Consensus(ranked, ranked[0].end_state, "proposed", True)
+
+
+def _holds_more(state: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether ``state`` holds every entity of ``other`` as ``other`` left it, and more."""
+    return len(state) > len(other) and all(
+        key in state and canonical(state[key]) == canonical(value) for key, value in other.items()
+    )

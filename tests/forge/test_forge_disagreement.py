@@ -77,3 +77,22 @@ def test_marking_again_follows_a_changed_reference_and_keeps_other_signs():
     agreed.reference = {}
     mark_disagreement(task)
     assert _kinds(task) == {"good": [PROPOSED], "quiet": ["user_complaint"]}
+
+
+def test_the_run_that_did_all_the_other_did_and_more_outweighs_it_in_either_order():
+    """Two polite runs: one cancelled #W1 and returned #W2, the other stopped after #W1. The
+    fuller end state is the reference whichever run came first, and the one that stopped
+    short is marked; a fuller run with a failure sign still weighs less than a clean one."""
+    both = {**CANCELLED, "order_id=#W2": {"status": "returned"}}
+    polite = RunEvidence([], True)
+    for runs in ({"short": CANCELLED, "full": both}, {"full": both, "short": CANCELLED}):
+        task = _task(runs, {"short": polite, "full": polite})
+        assert task.consensus is not None and task.consensus.reference == both
+        assert _kinds(task)["short"] == [PROPOSED] and _kinds(task)["full"] == []
+        fuller = task.consensus.candidates[0]
+        assert any("and more" in reason for reason in fuller.reasons)
+    signed = _task(
+        {"short": CANCELLED, "full": both},
+        {"short": polite, "full": RunEvidence(["tool_error"], True)},
+    )
+    assert signed.consensus is not None and signed.consensus.reference == CANCELLED
