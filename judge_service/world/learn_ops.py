@@ -27,7 +27,7 @@ from judge_service.world.model import Op
 from judge_service.world.text import as_text
 from judge_service.world.values import MISSING, add_numbers, is_number, same
 
-#: How many differing examples propose candidates at one field.
+#: How many differing examples propose candidates at one field at a time (:func:`_best`).
 MAX_SOURCES = 8
 KIND_ORDER = ("update_where", "map_append", "extend", "remove", "shift", "append", "set", "unset")
 
@@ -155,20 +155,11 @@ def _fill_update(op: Op, examples: Sequence[Example]) -> Op | None:
     return op.model_copy(update={"ops": learned.ops})
 
 
-def _best(examples: Sequence[Example], path: list[Any]) -> tuple[Op | None, int]:
-    proposals: dict[str, Op] = {}
-    sources = 0
-    for ex in examples:
-        sides = sides_of(ex, path)
-        if sides is None or same(*sides):
-            continue
-        for op in _proposals(sides[0], sides[1], ex.ctx, path):
-            proposals.setdefault(canonical(op.model_dump()), op)
-        sources += 1
-        if sources >= MAX_SOURCES:
-            break
+def _fitting(proposals: Sequence[Op], examples: Sequence[Example]) -> tuple[Op | None, int]:
+    """The first of ``proposals`` (in :func:`_rank` order) that gives every example's
+    after-state, settled to its simplest form; and how many were rejected before it."""
     rejected = 0
-    for op in sorted(proposals.values(), key=_rank):
+    for op in sorted(proposals, key=_rank):
         if op.kind == "update_where":
             filled = _fill_update(op, examples)
             if filled is None:
@@ -181,8 +172,44 @@ def _best(examples: Sequence[Example], path: list[Any]) -> tuple[Op | None, int]
                 return simpler, rejected
             return op, rejected
         rejected += 1
-    ranked = sorted(proposals.values(), key=_rank)
-    return either(ranked, examples), rejected
+    return None, rejected
+
+
+def _best(examples: Sequence[Example], path: list[Any]) -> tuple[Op | None, int]:
+    """The change at ``path`` that explains every example: proposed by the first
+    :data:`MAX_SOURCES` examples where the field differs, then, while none fits, by the next
+    as many. The order of a tool's calls in the traces is no evidence: a rule that only a
+    later example happens to propose (the first ones all replaced an order's only item, so
+    "set the whole list" fit them as well) is still found, where stopping at the first
+    batch left the field unexplained whenever the traces came in another order."""
+    proposals: dict[str, Op] = {}
+    batch: list[Op] = []
+    sources = rejected = 0
+    for ex in examples:
+        sides = sides_of(ex, path)
+        if sides is None or same(*sides):
+            continue
+        for op in _proposals(sides[0], sides[1], ex.ctx, path):
+            key = canonical(op.model_dump())
+            if key not in proposals:
+                proposals[key] = op
+                batch.append(op)
+        sources += 1
+        if sources % MAX_SOURCES == 0:
+            op, count = _fitting(batch, examples)
+            rejected += count
+            if op is not None:
+                return op, rejected
+            if sources == MAX_SOURCES:  # two cases of the first batch, as before
+                cases = either(sorted(batch, key=_rank), examples)
+                if cases is not None:
+                    return cases, rejected
+            batch = []
+    op, count = _fitting(batch, examples)
+    rejected += count
+    if op is not None:
+        return op, rejected
+    return either(sorted(proposals.values(), key=_rank), examples), rejected
 
 
 def learn_ops(examples: Sequence[Example], path: list[Any] | None = None) -> Learned:

@@ -10,8 +10,11 @@ right ledger on calls it never saw, including a sign it was not shown first.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from judge_service.traces.conversation import parse_traces
+from judge_service.world.build import build_world
 from judge_service.world.describe import describe_op
 from judge_service.world.formulas import formulas, numeric_value
 from judge_service.world.learn_cases import Example
@@ -212,3 +215,21 @@ def test_a_copied_value_comes_from_a_field_of_its_own_name_first() -> None:
     assert "self.ledger.0.amount" in reading and "fare" not in reading, reading
     pre, post, args = _move_card("B8", fare + 250, "card-80", "card-81")
     assert _apply(learned.ops, pre, args) == post
+
+
+
+REAL = Path(__file__).resolve().parents[2] / "data" / "real_traces"
+
+
+def test_a_real_write_is_learned_whatever_the_order_of_its_calls() -> None:
+    """τ²-bench retail's item change (gpt-5's runs, ``data/real_traces``) replaces the named
+    items of an order by the new ones, priced from the catalogue. In the runs' own order the
+    first calls propose that rule; in reverse order their proposals all fail a later call,
+    and the rule is proposed only by calls after them. It is learned either way."""
+    lines = (REAL / "retail_gpt5.jsonl").read_text(encoding="utf-8").splitlines()
+    for ordered in (lines, lines[::-1]):
+        world = build_world(parse_traces("\n".join(ordered)))
+        effects = world.tools["modify_pending_order_items"].transition
+        assert effects is not None
+        (order,) = [e for e in effects.effects if e.binding.arg == "order_id"]
+        assert "items" not in order.unexplained and not order.unexplained, order.unexplained
