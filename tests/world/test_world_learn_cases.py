@@ -217,7 +217,6 @@ def test_a_copied_value_comes_from_a_field_of_its_own_name_first() -> None:
     assert _apply(learned.ops, pre, args) == post
 
 
-
 REAL = Path(__file__).resolve().parents[2] / "data" / "real_traces"
 
 
