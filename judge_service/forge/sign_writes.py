@@ -37,9 +37,8 @@ from typing import Any
 
 from judge_service.traces.calls import ToolCall
 from judge_service.traces.conversation import FailureSign, Trace, content_text, excerpt, user_words
-from judge_service.traces.effects import name_prior
+from judge_service.traces.effects import HANDOFF, name_prior
 
-HANDOFF = re.compile(r"transfer|handoff|hand_off|escalat|human", re.IGNORECASE)
 _DONE = (
     r"(?:cancell?ed|processed|refunded|updated|modified|exchanged|returned|submitted|changed|"
     r"completed|enabled|disabled|placed|booked|reserved|applied|issued|initiated|added|"

@@ -24,7 +24,15 @@ In order, the first that speaks decides:
    ids no argument held made them: one change (a ticket opened twice for the same subject);
 4. the name, as a prior only (``get_``, ``search_``, a question such as ``can_…`` or
    ``is_…`` read; ``update_``, ``cancel_`` write);
-5. read.
+5. where the name says nothing (``op_7``), what its text answers say, as a prior only: a
+   tool whose successful text answers mostly announce a change in English ("Mobile Data is
+   now OFF.", "Preferred Network Mode set to: 4g", "Payment of 65 USD has been made",
+   "SIM card re-seated successfully") writes; one whose answers read as a hand-off
+   ("Transfer successful") does not, for a hand-off changes nothing of the record. A
+   state shown ("Data Saver mode is ON", "Airplane Mode: OFF") announces nothing. Without
+   it, every device tool of τ²-bench telecom renamed ``op_<n>`` that its traces never show
+   changing was a read (11 of 13);
+6. read.
 """
 
 from __future__ import annotations
@@ -53,6 +61,15 @@ READ_WORDS = re.compile(
     r"^(get|find|search|list|lookup|look_up|read|fetch|check|calculate|compute|think|show|"
     r"view|describe|query|retrieve|count|validate|verify|"
     r"(?:can|is|are|has|have|does|do|should|will)[_-])",
+    re.IGNORECASE,
+)
+
+#: A hand-off to a human, in a tool's name or answer: it changes no record.
+HANDOFF = re.compile(r"transfer|handoff|hand_off|escalat|human", re.IGNORECASE)
+#: A text answer that announces a change it made (English phrasing; no tool's name).
+ANNOUNCES_CHANGE = re.compile(
+    r"\b(?:success(?:ful(?:ly)?)?|(?:has|have) been|(?:is|are) now|set to|sent|added|removed|"
+    r"granted|revoked|created|deleted|updated|changed|cancell?ed|submitted|scheduled)\b",
     re.IGNORECASE,
 )
 
@@ -109,6 +126,22 @@ def name_prior(name: str) -> Effect | None:
     return None
 
 
+def _answer_prior(calls: Sequence[ToolCall]) -> dict[str, Effect]:
+    """Step 5 of the module docstring: the tools whose successful text answers mostly
+    announce a change (``write``), or never do (``read``)."""
+    said: dict[str, list[bool]] = {}
+    for call in calls:
+        answer = call.answer
+        if call.error or not isinstance(answer, str) or call.payload is not None:
+            continue
+        said.setdefault(call.name, []).append(
+            bool(ANNOUNCES_CHANGE.search(answer)) and not HANDOFF.search(answer)
+        )
+    return {
+        name: "write" if 2 * sum(flags) > len(flags) else "read" for name, flags in said.items()
+    }
+
+
 def classify_tools(
     traces: Iterable[Sequence[ToolCall]],
     schemas: Iterable[Any] = (),
@@ -133,14 +166,15 @@ def classify_tools(
         every += calls
     creations(every, evidence)
     forced = {**{n: "read" for n in reads}, **{n: "write" for n in writes}}
-    _decide(effects, evidence, forced, schema_effects)
+    answered = _answer_prior(every)
+    _decide(effects, evidence, forced, schema_effects, answered)
     # a change counted for none goes to the call that named the entity and showed it changed,
     # once none of the calls since the state before is a write (step 3 of the docstring)
     for tool, others in evidence.unexplained:
         if not any(effects[o].effect == "write" for o in others):
             evidence.add(evidence.changed, tool)
     if evidence.unexplained:
-        _decide(effects, evidence, forced, schema_effects)
+        _decide(effects, evidence, forced, schema_effects, answered)
     for name in forced:
         effects.setdefault(name, ToolEffect(name, forced[name], "override"))  # type: ignore[arg-type]
     return dict(sorted(effects.items()))
@@ -151,8 +185,10 @@ def _decide(
     evidence: Evidence,
     forced: Mapping[str, str],
     schema_effects: Mapping[str, Effect | None],
+    answered: Mapping[str, Effect],
 ) -> None:
-    """Each tool's class from the override, its schema, the evidence or its name, in order."""
+    """Each tool's class from the override, its schema, the evidence, its name or its
+    answers, in order."""
     for name, effect in effects.items():
         effect.changed = evidence.changed.get(name, 0)
         effect.unchanged = evidence.unchanged.get(name, 0)
@@ -167,6 +203,8 @@ def _decide(
             effect.effect, effect.source = "read", "evidence"
         elif prior is not None:
             effect.effect, effect.source = prior, "name"
+        elif name in answered:
+            effect.effect, effect.source = answered[name], "answers"
 
 
 def write_tools(effects: Mapping[str, ToolEffect]) -> frozenset[str]:

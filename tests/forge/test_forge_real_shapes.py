@@ -108,6 +108,39 @@ def test_a_call_between_two_text_answers_that_differ_changed_something():
     assert effects["op_1"].effect == "read" and effects["op_1"].unchanged == 1
 
 
+def test_a_tool_whose_name_says_nothing_is_classed_by_what_its_text_answers_announce():
+    """Seen once each, no state read around them: the answers decide where the name can't.
+    "Mobile Data is now OFF." and "Payment request sent" announce a change; a state shown
+    ("Data Saver mode is ON") or a hand-off ("Transfer successful") does not; a name that
+    speaks still comes first, and an error says nothing."""
+    said = {
+        "op_1": "Mobile Data is now OFF.\nStatus Bar: 5G | Data Disabled",
+        "op_2": "Payment request sent to the customer for bill B-12",
+        "op_3": "SIM card re-seated successfully.",
+        "op_4": "Data Saver mode is ON (limits data usage).",
+        "op_5": "Airplane Mode: OFF",
+        "op_6": "Transfer successful",
+        "check_line": "Line updated successfully",
+        "op_7": "Error: Line must be suspended to resume",
+    }
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "My data does not work."}]
+    for i, (name, answer) in enumerate(said.items()):
+        messages += [_call("user", f"c{i}", name, {}), _answer(f"c{i}", answer)]
+    trace = Trace(id="t", line=1, messages=messages, tools=None, metadata={})
+    effects = classify_tools([tool_calls(trace, roles=("assistant", "user"))])
+    got = {name: (e.effect, e.source) for name, e in effects.items()}
+    assert got == {
+        "op_1": ("write", "answers"),
+        "op_2": ("write", "answers"),
+        "op_3": ("write", "answers"),
+        "op_4": ("read", "answers"),
+        "op_5": ("read", "answers"),
+        "op_6": ("read", "answers"),
+        "check_line": ("read", "name"),
+        "op_7": ("read", "default"),
+    }
+
+
 def test_the_users_own_tool_calls_are_read_and_their_writes_make_the_end_state():
     messages = [
         {"role": "user", "content": "My phone shows no service."},
