@@ -127,8 +127,8 @@ def name_prior(name: str) -> Effect | None:
 
 
 def _answer_prior(calls: Sequence[ToolCall]) -> dict[str, Effect]:
-    """Step 5 of the module docstring: the tools whose successful text answers mostly
-    announce a change (``write``), or never do (``read``)."""
+    """Step 5 of the module docstring: each tool with successful text answers, ``write``
+    where more than half of them announce a change, else ``read``."""
     said: dict[str, list[bool]] = {}
     for call in calls:
         answer = call.answer

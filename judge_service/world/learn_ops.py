@@ -178,10 +178,11 @@ def _fitting(proposals: Sequence[Op], examples: Sequence[Example]) -> tuple[Op |
 def _best(examples: Sequence[Example], path: list[Any]) -> tuple[Op | None, int]:
     """The change at ``path`` that explains every example: proposed by the first
     :data:`MAX_SOURCES` examples where the field differs, then, while none fits, by the next
-    as many. The order of a tool's calls in the traces is no evidence: a rule that only a
-    later example happens to propose (the first ones all replaced an order's only item, so
-    "set the whole list" fit them as well) is still found, where stopping at the first
-    batch left the field unexplained whenever the traces came in another order."""
+    as many. The order of a tool's calls in the traces is no evidence: where the first calls
+    only propose rules that a later call contradicts (a new item priced from the last new
+    id, which fits calls that replaced one item, not one that replaced four), a rule a later
+    call proposes is still found; stopping at the first batch left the field unexplained
+    whenever the traces came in such an order."""
     proposals: dict[str, Op] = {}
     batch: list[Op] = []
     sources = rejected = 0
