@@ -115,7 +115,8 @@ def _request(
     if not isinstance(name, str) or not name:
         return Request(call_id, "", error="Error: a tool call must name its function")
     if name not in known and name not in schemas:
-        offered = ", ".join(sorted(schemas)) or "none"
+        # the offered tools; where the task offers no schemas, those the world can answer
+        offered = ", ".join(sorted(schemas) or sorted(known)) or "none"
         return Request(call_id, name, error=f"Error: unknown tool '{name}'. Tools: {offered}")
     arguments = _arguments(function.get("arguments"))
     if isinstance(arguments, str):

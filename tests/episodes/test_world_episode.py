@@ -34,6 +34,7 @@ from judge_service.forge.embed import TfidfEmbedder
 from judge_service.forge.trace_tasks import TraceTask, forge_traces
 from judge_service.traces.conversation import Trace, parse_traces
 from judge_service.traces.goals import goals
+from judge_service.world.actions import parse_action
 from judge_service.world.build import build_world
 from judge_service.world.world import World
 from tests.world.test_world_library import Library, corpus_jsonl
@@ -387,6 +388,17 @@ def test_a_bad_action_is_a_tool_error_in_the_observation(library, action, says) 
     assert after.overrides == episode.overrides and after.touched == []
     assert after.turns == 1 and not after.done and after.user_next == 1
     assert _roundtrip(after) == after
+
+
+def test_an_unknown_tool_is_answered_with_the_tools_there_are() -> None:
+    """Where the task offers schemas they are the tools; where its traces came without any,
+    the tools the world can answer are, never "none"."""
+    action = _calls(_call("launch_rocket", when="now"))
+    known = {"get_book", "pay_fine"}
+    (bare,) = parse_action(action, known, {}).requests
+    assert bare.error == "Error: unknown tool 'launch_rocket'. Tools: get_book, pay_fine"
+    (offered,) = parse_action(action, known, {"get_book": {}}).requests
+    assert offered.error == "Error: unknown tool 'launch_rocket'. Tools: get_book"
 
 
 def test_an_arguments_object_and_a_missing_call_id_are_taken(library) -> None:
