@@ -197,19 +197,19 @@ def _best(examples: Sequence[Example], path: list[Any]) -> tuple[Op | None, int]
                 batch.append(op)
         sources += 1
         if sources % MAX_SOURCES == 0:
-            op, count = _fitting(batch, examples)
+            found, count = _fitting(batch, examples)
             rejected += count
-            if op is not None:
-                return op, rejected
+            if found is not None:
+                return found, rejected
             if sources == MAX_SOURCES:  # two cases of the first batch, as before
                 cases = either(sorted(batch, key=_rank), examples)
                 if cases is not None:
                     return cases, rejected
             batch = []
-    op, count = _fitting(batch, examples)
+    found, count = _fitting(batch, examples)
     rejected += count
-    if op is not None:
-        return op, rejected
+    if found is not None:
+        return found, rejected
     return either(sorted(proposals.values(), key=_rank), examples), rejected
 
 
