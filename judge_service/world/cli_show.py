@@ -11,13 +11,18 @@ import typer
 HEAD = f"{'':32} {'calls':>6} {'answd':>6} {'exact':>7} {'F1':>7}"
 
 
+def _rate(value: float | None) -> str:
+    """A rate in its column; ``-`` where nothing was measured (no call held out)."""
+    return f"{value:>7.3f}" if value is not None else f"{'-':>7}"
+
+
 def _row(label: str, score: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> str:
     line = (
         f"{label[:32]:32} {score['calls']:>6} {score['answered']:>6} "
-        f"{score['exact']:>7.3f} {score['f1']:>7.3f}"
+        f"{_rate(score['exact'])} {_rate(score['f1'])}"
     )
     if base is not None:
-        line += f"   {base['answered']:>6} {base['exact']:>7.3f} {base['f1']:>7.3f}"
+        line += f"   {base['answered']:>6} {_rate(base['exact'])} {_rate(base['f1'])}"
     return line
 
 
@@ -27,7 +32,9 @@ def _fidelity(fidelity: Mapping[str, Any], letters: Mapping[str, str]) -> None:
         f"{HEAD}   {'cache':>6} {'exact':>7} {'F1':>7}   (cache: exact-call replay baseline)"
     )
     typer.echo(_row("world", fidelity["world"], fidelity["baseline"]))
-    typer.echo(f"ratio, exact (world / baseline): {fidelity['ratio']:.3f}")
+    ratio = fidelity["ratio"]
+    shown = f"{ratio:.3f}" if ratio is not None else "- (the baseline answered none exactly)"
+    typer.echo(f"ratio, exact (world / baseline): {shown}")
     typer.echo("\nby path")
     order = sorted(fidelity["by_path"], key=lambda p: letters.get(p, "z"))
     for path in order:

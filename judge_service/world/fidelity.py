@@ -49,11 +49,14 @@ class Score(BaseModel):
         return self.f1_sum / self.calls if self.calls else 0.0
 
     def figures(self) -> dict[str, Any]:
+        """The counts and rates; with no call scored the rates are ``None``: nothing was
+        measured, which a 0.0 would hide."""
+        measured = self.calls > 0
         return {
             "calls": self.calls,
             "answered": self.answered,
-            "exact": round(self.exact_rate, 4),
-            "f1": round(self.f1, 4),
+            "exact": round(self.exact_rate, 4) if measured else None,
+            "f1": round(self.f1, 4) if measured else None,
         }
 
 
@@ -78,7 +81,7 @@ class Fidelity(BaseModel):
             "held_out_runs": len(self.held_out),
             "world": self.world.figures(),
             "baseline": self.baseline.figures(),
-            "ratio": round(self.ratio, 3),
+            "ratio": round(self.ratio, 3) if self.baseline.exact else None,
             "by_path": {p: s.figures() for p, s in self.by_path.items()},
             "by_tool": {
                 t: {

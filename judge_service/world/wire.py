@@ -78,7 +78,8 @@ class WorldDetail(WorldSummary):
     fidelity: dict[str, JsonValue] | None = Field(
         default=None,
         description="On the held-out runs, paths (a)-(d): `world` and `baseline` (exact-call "
-        "replay) `{calls, answered, exact, f1}`, `ratio`, `by_path`, `by_tool`, `misses`.",
+        "replay) `{calls, answered, exact, f1}`, `ratio`, `by_path`, `by_tool`, `misses`; a rate "
+        "is null where nothing was measured (no run held out, the baseline exact on none).",
     )
 
 

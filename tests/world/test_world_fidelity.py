@@ -15,7 +15,9 @@ from types import SimpleNamespace
 import pytest
 
 from judge_service.traces.conversation import parse_traces
+from judge_service.world.cli_show import print_world
 from judge_service.world.fidelity import Fidelity, evaluate, hold_out, hold_out_tasks
+from judge_service.world.job import build
 from judge_service.world.model import Call
 from judge_service.world.world import World
 from tests.project.test_feature_rules import breaches
@@ -107,3 +109,18 @@ def test_the_worlds_pure_modules_are_pure_and_no_module_knows_a_retail_name() ->
         assert len(text.splitlines()) < 250, path.name
         if path.parent == PACKAGE:
             assert not [m for m in imported_modules(path) if of_package(m, EPISODES)], path.name
+
+
+def test_a_world_with_nothing_held_out_reports_no_rate_not_zero(capsys) -> None:
+    """A job of one run a goal (production logs, telecom's runs) holds nothing out: its report
+    says the rates were not measured (null, "-" in the CLI), where it said 0.0, which reads
+    as a world that answers nothing right."""
+    traces = parse_traces((RETAIL / "traces.jsonl").read_text(encoding="utf-8"))[:6]
+    _, _, report = build(traces, {t.id: [t.id] for t in traces}, jobs=1)
+    fidelity = report["fidelity"]
+    assert fidelity["held_out_runs"] == 0 and fidelity["ratio"] is None
+    assert fidelity["world"] == {"calls": 0, "answered": 0, "exact": None, "f1": None}
+    print_world({"id": "w1", "name": "logs", "status": "done", **report})
+    shown = capsys.readouterr().out
+    assert "fidelity on 0 held-out runs" in shown and "ratio, exact (world / baseline): -" in shown
+    assert "0.000" not in shown.split("by path")[0]
