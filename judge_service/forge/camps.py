@@ -21,16 +21,21 @@ How many clean runs make a camp depends on the job. Where its runs come in repea
 groups, several agents on one task set), a clean run that disagrees is most often a failed
 repeat that shows no sign, and a camp takes :data:`CAMP_MIN_CLEAN`. Where they do not (one
 run per request: production logs, a set held out from one agent), a run is its goal's only
-evidence, and one run is a camp, with a failure sign or without: a run that failed is still
-its own goal's only run, not a failed repeat of the goal it merged with by words. A job holds
+evidence, and each run is a task of its own, with a failure sign or without, whatever end
+state it reached: a run that failed is still its own goal's only run, not a failed repeat of
+the goal it merged with by words, and two runs of one person that reached the same end state
+are two requests (on one agent's real retail runs, the goals that still shared a task when
+only end states were cut, 16 for gpt-4o and 13 for gpt-5, were each another goal of the same
+person, 6 and 8 of them with a sibling's ground truth). A job holds
 repeats when at least :data:`REPEATS_SHARE` of its tasks hold several runs (:func:`min_clean`):
 where goals come one run each, only goals merged by their words share a task. Whether a
 task's runs agree says less: a weak agent's repeats disagree, and two runs of one goal, one
 of which failed, would read as a job without repeats. On the real retail runs the share is
 0.92 with both agents' runs, and 0.30 and 0.36 with one agent's alone (one run per goal),
 whose tasks then merged 53% and 58% of goals; with one clean run a camp, 23% and 15%; with
-any one run, 14% and 11%; telecom's (one run per goal) share is 0.11, merged 10% then 0%
-(docs/forge.md).
+any one run, 14% and 11%; with every run a task, 0% and 0%, tasks per goal unchanged (1.05,
+1.01: a run of two goals is two); telecom's (one run per goal) share is 0.11, merged 10% then
+0% (docs/forge.md).
 
 A run's end state in a task is that of its goals there together (a compound goal's parts);
 "nothing changed" is an end state like any other.
@@ -90,6 +95,8 @@ def _cut(
 ) -> list[list[int]]:
     """One task's members, cut into the goals its runs show (module docstring):
     ``by_state`` its traces by end state, ``least`` the clean runs a camp takes."""
+    if least == 1:  # without repeats every run is its own goal's only run: a task of its own
+        return [sorted(indices) for indices in runs.values()]
     # without repeats a signed run is no failed repeat of another goal: its own goal's only run
     spotless = {t for t, indices in runs.items() if least == 1 or all(clean[i] for i in indices)}
     camps = [

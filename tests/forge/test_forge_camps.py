@@ -105,3 +105,17 @@ def test_without_repeats_a_run_with_a_failure_sign_is_a_goal_of_its_own():
     # two runs of one goal, the one that failed showing a sign: a job of repeats
     got = split_camps([[0, 1]], trace_of[:2], [A, B], clean[:2], similarity[:2, :2])
     assert got == [[0, 1]]
+
+
+def test_without_repeats_two_runs_that_reached_one_end_state_are_two_tasks():
+    """One run per request: two runs of one person that reached the same end state are two
+    requests (two goals that want the same change), not one goal run twice. With repeats
+    they are a camp of one goal."""
+    trace_of = ["a", "b", "c", "d", "e"]
+    similarity = np.ones((5, 5))
+    groups = [[0, 1], [2], [3], [4]]
+    got = split_camps(groups, trace_of, [A, A, B, C, D], [True] * 5, similarity)
+    assert got == [[0], [1], [2], [3], [4]]
+    repeats = [[0, 1], [2, 3], [4]]
+    got = split_camps(repeats, trace_of, [A, A, B, B, D], [True] * 5, similarity)
+    assert got == [[0, 1], [2, 3], [4]]
