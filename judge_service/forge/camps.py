@@ -91,18 +91,14 @@ def _cut(
     clean: Sequence[bool],
     similarity: np.ndarray,
     trace_of: Sequence[str],
-    least: int,
 ) -> list[list[int]]:
-    """One task's members, cut into the goals its runs show (module docstring):
-    ``by_state`` its traces by end state, ``least`` the clean runs a camp takes."""
-    if least == 1:  # without repeats every run is its own goal's only run: a task of its own
-        return [sorted(indices) for indices in runs.values()]
-    # without repeats a signed run is no failed repeat of another goal: its own goal's only run
-    spotless = {t for t, indices in runs.items() if least == 1 or all(clean[i] for i in indices)}
+    """One task's members, in a job of repeats, cut into the goals its runs show (module
+    docstring): ``by_state`` its traces by end state."""
+    spotless = {t for t, indices in runs.items() if all(clean[i] for i in indices)}
     camps = [
         [i for t in traces for i in runs[t]]
         for traces in by_state.values()
-        if len(spotless.intersection(traces)) >= least
+        if len(spotless.intersection(traces)) >= CAMP_MIN_CLEAN
     ]
     members = [i for indices in runs.values() for i in indices]
     if len(camps) == 1:
@@ -146,8 +142,10 @@ def split_camps(
         for index in members:
             runs.setdefault(trace_of[index], []).append(index)
         tasks.append(runs)
-    least = min_clean(tasks)
     found: list[list[int]] = []
-    for runs in tasks:
-        found.extend(_cut(runs, _by_state(runs, states), clean, similarity, trace_of, least))
+    if min_clean(tasks) == 1:  # without repeats every run is its own goal's only run
+        found = [sorted(indices) for runs in tasks for indices in runs.values()]
+    else:
+        for runs in tasks:
+            found.extend(_cut(runs, _by_state(runs, states), clean, similarity, trace_of))
     return sorted(found, key=lambda g: g[0])
