@@ -26,11 +26,13 @@ from typing import Any
 
 from judge_service.traces.calls import ToolCall
 
-ID_NAME = re.compile(
-    r"(^id$|_id$|[a-z0-9]Id$|^ref$|_ref$|[a-z0-9]Ref$|reference$|_number$|[a-z0-9]Number$|"
-    r"_no$|[a-z0-9]No$|_code$|[a-z0-9]Code$|_key$|[a-z0-9]Key$)"
-)
-ID_SUFFIX = re.compile(r"(_id|Id|_ref|Ref|_number|Number|_no|No|_code|Code|_key|Key)$")
+#: The words that end an id's name, in snake case (``order_id``) or camel case (``orderId``):
+#: one list for both patterns below, so that a word added to one is in the other.
+_ID_WORDS = ("id", "ref", "number", "no", "code", "key")
+_SNAKE = "_(?:" + "|".join(_ID_WORDS) + ")"
+_CAMEL = "(?:" + "|".join(w.capitalize() for w in _ID_WORDS) + ")"
+ID_NAME = re.compile(rf"(^id$|^ref$|reference$|{_SNAKE}$|[a-z0-9]{_CAMEL}$)")
+ID_SUFFIX = re.compile(rf"({_SNAKE}|{_CAMEL})$")
 NOT_ID = re.compile(
     r"(zip|postal|post|country|currency|language|lang|status|area|phone)_?code$|phone"
 )
